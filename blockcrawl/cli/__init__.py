@@ -1,0 +1,41 @@
+"""The `blockcrawl` command. Each subcommand lives in its own module with add_parser(sub)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Subcommand modules, in the order --help lists them.
+COMMANDS = ["extract"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="blockcrawl",
+        description="Crawl websites into clean, de-duplicated, heading-aware text blocks and search them.",
+        epilog="Run 'blockcrawl COMMAND --help' for the options and examples of each command.",
+    )
+    p.add_argument("--version", action="version", version=f"blockcrawl {__import__('blockcrawl').__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"blockcrawl.cli.{name}_cmd").add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("blockcrawl: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

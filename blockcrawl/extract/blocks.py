@@ -1,0 +1,167 @@
+"""Block scraping (seed 000): a block per section, prefixed by its heading.
+
+One pass over the flat DOM. Block-level containers close the current block and open a new one;
+a heading starts a new block and becomes the prefix of the blocks under it, outline style
+(an h2 nests under the preceding h1, a new h2 replaces it). A heading no text block used is
+emitted alone ("Europe Countries:"). Optionally only nodes a main-content mask keeps are read.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..hashing import text_hash
+from ..parse import TEXT, Dom, load
+from ..records import Block
+
+BLOCK_TAGS = frozenset({
+    "div", "section", "article", "main", "aside", "header", "footer", "nav", "table", "ul", "ol",
+    "dl", "form", "figure", "blockquote", "pre", "details", "fieldset", "address", "center", "body",
+    "menu", "dialog", "hgroup", "figcaption", "caption",
+})
+# Sectioning elements end the scope of the headings inside them.
+SECTIONING_TAGS = frozenset({"section", "article", "aside", "nav", "header", "footer", "main"})
+# Page furniture: headings outside them do not label their text, headings inside stay inside.
+BARRIER_TAGS = frozenset({"header", "footer", "nav", "aside"})
+# Line breaks inside a block.
+LINE_TAGS = frozenset({"p", "br", "li", "tr", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "hr",
+                       "option", "summary", "legend"})
+CELL_TAGS = frozenset({"td", "th"})
+HEADING_LEVEL = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+PATH_SEP = " > "
+_WS = re.compile(r"[ \t\r\f\v\u00a0\u200b]+")
+_NL = "\n"
+
+
+class _Heading:
+    __slots__ = ("level", "text", "used", "owner", "node")
+
+    def __init__(self, level: int, text: str, owner: int, node: int) -> None:
+        self.level, self.text, self.used, self.owner, self.node = level, text, False, owner, node
+
+
+def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: bool = False,
+                    start: int | None = None) -> list[Block]:
+    """Blocks of the subtree at start (default <body>); keep[i] False drops text node i."""
+    if not len(dom):
+        return []
+    root = dom.body() if start is None else start
+    tags, texts, ends, skipped = dom.tag, dom.text, dom.end, dom.skipped
+    blocks: list[Block] = []
+    headings: list[_Heading] = []
+    saved: list[tuple[int, list[_Heading]]] = []  # (barrier element, headings outside it)
+    containers: list[int] = []  # open block containers, innermost last
+    lines: list[str] = []  # finished lines of the current block
+    cur: list[str] = []  # text of the current line
+    block_node = root
+    pre_depth = 0
+    pres: list[int] = []
+
+    def emit(body: str, kind: str, node: int) -> None:
+        path = tuple(h.text for h in headings)
+        if kind == "heading":
+            text = (PATH_SEP.join(path) if full_path else path[-1]) + ":"
+        elif path:
+            headings[-1].used = True
+            text = (PATH_SEP.join(path) if full_path else path[-1]) + ": " + body
+        else:
+            text = body
+        blocks.append(Block(text=text, body=body, heading_path=path, tag_path=dom.path(node),
+                            position=len(blocks), url=dom.url, hash=text_hash(text), kind=kind))
+
+    def end_line() -> None:
+        if cur:
+            line = "".join(cur)
+            cur.clear()
+            line = line.strip() if pre_depth else _WS.sub(" ", line).strip()
+            if line:
+                lines.append(line)
+
+    def flush() -> None:
+        end_line()
+        if lines:
+            body = _NL.join(lines)
+            lines.clear()
+            emit(body, "text", block_node)
+
+    def lone_heading() -> None:
+        if headings and not headings[-1].used:
+            headings[-1].used = True
+            emit("", "heading", headings[-1].node)
+
+    j, stop = root, ends[root]
+    while j < stop:
+        # Close the containers that ended before j.
+        while containers and ends[containers[-1]] <= j:
+            c = containers.pop()
+            flush()
+            block_node = containers[-1] if containers else root
+            if tags[c] in SECTIONING_TAGS:
+                while headings and headings[-1].owner == c:
+                    lone_heading()
+                    headings.pop()
+            if saved and saved[-1][0] == c:
+                while headings:
+                    lone_heading()
+                    headings.pop()
+                headings = saved.pop()[1]
+        while pres and ends[pres[-1]] <= j:
+            pres.pop()
+            pre_depth -= 1
+        tag = tags[j]
+        if tag == TEXT:
+            if not skipped[j] and (keep is None or keep[j]):
+                t = texts[j]
+                if pre_depth:
+                    parts = t.split("\n")
+                    for k, part in enumerate(parts):
+                        if k:
+                            end_line()
+                        cur.append(part)
+                else:
+                    cur.append(t.replace("\n", " "))
+            j += 1
+            continue
+        if skipped[j]:
+            j = ends[j]
+            continue
+        level = HEADING_LEVEL.get(tag)
+        if level is not None:
+            htext = " ".join(
+                " ".join(texts[k].split()) for k in range(j, ends[j])
+                if tags[k] == TEXT and not skipped[k] and (keep is None or keep[k]))
+            htext = " ".join(htext.split())
+            if htext:
+                flush()
+                lone_heading()
+                while headings and headings[-1].level >= level:
+                    headings.pop()
+                owner = next((c for c in reversed(containers) if tags[c] in SECTIONING_TAGS), -1)
+                headings.append(_Heading(level, htext, owner, j))
+            j = ends[j]
+            continue
+        if tag in BLOCK_TAGS:
+            flush()
+            containers.append(j)
+            block_node = j
+            if tag in BARRIER_TAGS:
+                saved.append((j, headings))
+                headings = []
+            if tag == "pre":
+                pres.append(j)
+                pre_depth += 1
+        elif tag in LINE_TAGS:
+            end_line()
+        elif tag in CELL_TAGS:
+            cur.append(" ")
+        j += 1
+    flush()
+    while headings:
+        lone_heading()
+        headings.pop()
+    return blocks
+
+
+def extract_blocks(html: str | bytes, url: str | None = None, full_path: bool = False) -> list[Block]:
+    """Heading-aware text blocks of a whole page (no main-content filtering)."""
+    return blocks_from_dom(load(html, url), full_path=full_path)
