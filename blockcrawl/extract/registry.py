@@ -1,0 +1,30 @@
+"""Main-content algorithms by name. Each is a selector: Dom -> keep mask over its nodes
+(keep[i] False drops text node i), which blocks_from_dom turns into main-content blocks.
+Algorithms that need a set of pages (template clustering) expose select_site instead."""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+
+from ..parse import Dom
+
+Selector = Callable[[Dom], Sequence[bool] | None]
+
+# name -> "module:function", imported on first use so that `blockcrawl extract` starts fast.
+ALGORITHMS: dict[str, str] = {
+    "all": "blockcrawl.extract.registry:keep_all",
+}
+
+
+def keep_all(dom: Dom) -> None:
+    """No filtering: every text node is kept (the seed-000 block scraper on the whole page)."""
+    return None
+
+
+def get_selector(name: str) -> Selector:
+    try:
+        target = ALGORITHMS[name]
+    except KeyError:
+        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(sorted(ALGORITHMS))}") from None
+    module, func = target.split(":")
+    return getattr(importlib.import_module(module), func)
