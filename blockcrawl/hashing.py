@@ -1,7 +1,8 @@
-"""Text fingerprints shared by the stages: exact (normalised hash) and near-duplicate (simhash)."""
+"""Text fingerprints shared by the stages: exact (normalised hash) and near-duplicate (minhash)."""
 from __future__ import annotations
 
 import hashlib
+import zlib
 
 import numpy as np
 
@@ -15,25 +16,25 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(normalize_text(text).encode("utf-8"), digest_size=12).hexdigest()
 
 
-def _h64(s: str) -> int:
-    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
+_PRIME = np.uint64((1 << 31) - 1)
+_RNG = np.random.default_rng(20261201)  # fixed: signatures must agree across processes
+_A = _RNG.integers(1, (1 << 31) - 1, size=64, dtype=np.uint64)
+_B = _RNG.integers(0, (1 << 31) - 1, size=64, dtype=np.uint64)
+MINHASH_SIZE = 64
 
 
-_BIT = np.uint64(1) << np.arange(64, dtype=np.uint64)
-
-
-def simhash(text: str, shingle: int = 3) -> int:
-    """64-bit simhash over word shingles; near-identical texts differ in few bits."""
+def shingles(text: str, size: int = 3) -> set[str]:
+    """Word n-grams of the normalised text (the whole text if it is shorter)."""
     words = normalize_text(text).split()
-    if len(words) < shingle:
-        grams = [" ".join(words)]
-    else:
-        grams = [" ".join(words[i:i + shingle]) for i in range(len(words) - shingle + 1)]
-    hs = np.fromiter((_h64(g) for g in grams), dtype=np.uint64, count=len(grams))
-    bits = (hs[:, None] & _BIT) != 0  # (n, 64)
-    votes = bits.sum(axis=0) * 2 - len(grams)
-    return int(np.bitwise_or.reduce(_BIT[votes > 0], initial=np.uint64(0)))
+    if len(words) <= size:
+        return {" ".join(words)}
+    return {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
 
 
-def hamming(a: int, b: int) -> int:
-    return (a ^ b).bit_count()
+def minhash(text: str, size: int = 3) -> np.ndarray:
+    """64 min-wise hashes of the text's word shingles; the share of equal entries between two
+    signatures estimates the Jaccard similarity of their shingle sets."""
+    grams = shingles(text, size)
+    h = np.fromiter((zlib.crc32(g.encode("utf-8")) for g in grams), dtype=np.uint64, count=len(grams))
+    # a*h + b < 2**63 for 31-bit a, b and 32-bit h: no overflow in uint64
+    return ((h[:, None] * _A + _B) % _PRIME).min(axis=0)

@@ -1,22 +1,25 @@
 """Blocks already seen on the site are kept once: exact duplicates by normalised hash, near
-duplicates by simhash (Hamming distance <= max_distance), first occurrence wins."""
+duplicates by MinHash with LSH banding (estimated Jaccard of word 3-shingles >= threshold);
+the first occurrence wins."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ..hashing import hamming, normalize_text, simhash
+import numpy as np
+
+from ..hashing import MINHASH_SIZE, minhash, normalize_text
 from ..records import Block
 
-_BANDS = 4  # 4 x 16-bit bands: any pair within 3 bits shares at least one band exactly
+_ROWS = 4  # 16 bands of 4 rows: pairs with Jaccard 0.8 collide in some band with p > 0.999
+_BANDS = MINHASH_SIZE // _ROWS
 
 
 class Deduper:
-    def __init__(self, near: bool = True, max_distance: int = 3, min_words: int = 8) -> None:
-        if near and max_distance >= _BANDS:
-            raise ValueError(f"max_distance must be below {_BANDS} for the banded index")
-        self.near, self.max_distance, self.min_words = near, max_distance, min_words
+    def __init__(self, near: bool = True, threshold: float = 0.8, min_words: int = 12) -> None:
+        self.near, self.threshold, self.min_words = near, threshold, min_words
         self.hashes: set[str] = set()
-        self._bands: list[dict[int, list[int]]] = [{} for _ in range(_BANDS)]
+        self._sigs: list[np.ndarray] = []
+        self._bands: list[dict[bytes, list[int]]] = [{} for _ in range(_BANDS)]
         self.dropped = 0
 
     def seen(self, text: str, key: str) -> bool:
@@ -24,17 +27,21 @@ class Deduper:
         if key in self.hashes:
             self.dropped += 1
             return True
-        if self.near and len(normalize_text(text).split()) >= self.min_words:
-            sh = simhash(text)
-            for b in range(_BANDS):
-                for other in self._bands[b].get((sh >> (16 * b)) & 0xFFFF, ()):
-                    if hamming(sh, other) <= self.max_distance:
-                        self.hashes.add(key)
-                        self.dropped += 1
-                        return True
-            for b in range(_BANDS):
-                self._bands[b].setdefault((sh >> (16 * b)) & 0xFFFF, []).append(sh)
         self.hashes.add(key)
+        # Short texts ("Read more", dates) are only ever exact duplicates.
+        if not self.near or len(normalize_text(text).split()) < self.min_words:
+            return False
+        sig = minhash(text)
+        keys = [sig[b * _ROWS:(b + 1) * _ROWS].tobytes() for b in range(_BANDS)]
+        candidates = {i for b, k in enumerate(keys) for i in self._bands[b].get(k, ())}
+        for i in candidates:
+            if np.count_nonzero(self._sigs[i] == sig) >= self.threshold * MINHASH_SIZE:
+                self.dropped += 1
+                return True
+        idx = len(self._sigs)
+        self._sigs.append(sig)
+        for b, k in enumerate(keys):
+            self._bands[b].setdefault(k, []).append(idx)
         return False
 
     def filter(self, blocks: Iterable[Block]) -> Iterator[Block]:

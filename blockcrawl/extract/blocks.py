@@ -29,6 +29,7 @@ LINE_TAGS = frozenset({"p", "br", "li", "tr", "dt", "dd", "h1", "h2", "h3", "h4"
 CELL_TAGS = frozenset({"td", "th"})
 HEADING_LEVEL = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 PATH_SEP = " > "
+TAG_PATH_LIMIT = 24  # steps of a block's tag path kept (deep pages would make it quadratic)
 _WS = re.compile(r"[ \t\r\f\v\u00a0\u200b]+")
 _NL = "\n"
 
@@ -66,7 +67,7 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
             text = (PATH_SEP.join(path) if full_path else path[-1]) + ": " + body
         else:
             text = body
-        blocks.append(Block(text=text, body=body, heading_path=path, tag_path=dom.path(node),
+        blocks.append(Block(text=text, body=body, heading_path=path, tag_path=dom.path(node, limit=TAG_PATH_LIMIT),
                             position=len(blocks), url=dom.url, hash=text_hash(text), kind=kind))
 
     def end_line() -> None:

@@ -57,10 +57,14 @@ class Dom:
         b = self.find("body")
         return b if b >= 0 else 0
 
-    def path(self, i: int, with_attrs: bool = False) -> str:
-        """The tag path from the root, e.g. "html/body/div/p"."""
+    def path(self, i: int, with_attrs: bool = False, limit: int | None = None) -> str:
+        """The tag path from the root, e.g. "html/body/div/p"; with limit, only the last
+        `limit` steps after a "..." (bounded cost on pages nested thousands deep)."""
         parts = []
         while i >= 0:
+            if limit is not None and len(parts) == limit:
+                parts.append("...")
+                break
             t = self.tag[i]
             if with_attrs and self.attrs[i]:
                 a = self.attrs[i]

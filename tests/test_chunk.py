@@ -1,0 +1,84 @@
+"""Chunking and dedup."""
+import pytest
+
+from blockcrawl import Deduper, extract_blocks, split_text
+from blockcrawl.chunk import WordTokenizer, chunk_blocks
+
+TOK = WordTokenizer()
+SENTENCES = " ".join(f"Sentence number {i} talks about topic {i} at some length." for i in range(40))
+
+
+def test_chunks_respect_size_and_cut_between_words():
+    words = set(SENTENCES.split())
+    chunks = split_text(SENTENCES, size=30, overlap=6, tokenizer=TOK)
+    assert len(chunks) > 5
+    for text, n in chunks:
+        assert n <= 30 and TOK.count([text])[0] == n
+        assert set(text.split()) <= words  # whole words only
+        assert text in SENTENCES
+
+
+def test_chunks_prefer_sentence_boundaries_and_overlap():
+    chunks = [t for t, _ in split_text(SENTENCES, size=30, overlap=6, tokenizer=TOK)]
+    assert all(t.endswith(".") for t in chunks[:-1])
+    for a, b in zip(chunks, chunks[1:]):
+        wa, wb = a.split(), b.split()
+        assert any(wa[-k:] == wb[:k] for k in range(1, 7)), (a, b)
+
+
+def test_chunks_cover_the_text():
+    chunks = [t for t, _ in split_text(SENTENCES, size=25, overlap=5, tokenizer=TOK)]
+    assert chunks[0].startswith("Sentence number 0 ")
+    assert chunks[-1].endswith("topic 39 at some length.")
+
+
+def test_no_overlap_and_invalid_arguments():
+    chunks = [t for t, _ in split_text(SENTENCES, size=20, overlap=0, tokenizer=TOK)]
+    assert " ".join(chunks).split() == SENTENCES.split()
+    with pytest.raises(ValueError):
+        split_text("a b c", size=10, overlap=10, tokenizer=TOK)
+    with pytest.raises(ValueError):
+        split_text("a b c", size=0, overlap=0, tokenizer=TOK)
+    assert split_text("   ", size=10, overlap=2, tokenizer=TOK) == []
+
+
+def test_chunks_never_cross_blocks():
+    html = "<body><h2>Alpha</h2><p>" + "alpha " * 50 + "</p><h2>Beta</h2><p>" + "beta " * 50 + "</p></body>"
+    chunks = chunk_blocks(extract_blocks(html), size=20, overlap=4, tokenizer=TOK)
+    for c in chunks:
+        words = set(c.text.split()) - {"Alpha:", "Beta:"}
+        assert words in ({"alpha"}, {"beta"})
+        assert c.text.startswith(c.heading_path[-1] + ": ")
+
+
+def test_model_tokenizer_counts_word_pieces():
+    from blockcrawl.chunk import default_tokenizer
+
+    tok = default_tokenizer()
+    assert tok.name == "all-MiniLM-L6-v2"
+    # word pieces: a rare long word is several tokens, unlike the word regex
+    assert tok.count(["antidisestablishmentarianism"])[0] > TOK.count(["antidisestablishmentarianism"])[0]
+
+
+PARAGRAPH = ("The committee met on Tuesday to review the budget for the new library wing. Members agreed "
+             "that the reading rooms need better lighting, that the children's section should move to the "
+             "ground floor, and that the archive must be kept dry. A final vote is planned for next month, "
+             "after the architects present revised drawings and a detailed cost estimate.")
+
+
+def test_exact_and_near_duplicates_dropped_in_order():
+    d = Deduper()
+    assert not d.seen(PARAGRAPH, "k1")
+    assert d.seen(PARAGRAPH, "k1")  # exact
+    near = PARAGRAPH.replace("Tuesday", "Wednesday")  # a near copy: one word changed
+    assert d.seen(near, "k2")
+    half = " ".join(PARAGRAPH.split()[:30]) + " Something else entirely was discussed afterwards by the members of " \
+        "the board, including parking, catering, the annual fair and a new logo for the town."
+    assert not d.seen(half, "k3")  # shares only half its text: kept
+    assert d.dropped == 2
+
+
+def test_short_blocks_only_exact():
+    d = Deduper()
+    assert not d.seen("Read more", "a")
+    assert not d.seen("Read less", "b")  # short texts are never near-duplicates
