@@ -82,3 +82,16 @@ def test_short_blocks_only_exact():
     d = Deduper()
     assert not d.seen("Read more", "a")
     assert not d.seen("Read less", "b")  # short texts are never near-duplicates
+
+
+def test_token_counts_of_chunks_are_the_model_counts():
+    from blockcrawl.chunk import default_tokenizer
+
+    tok = default_tokenizer()
+    html = ("<body><h1>Only a heading</h1><div><h2>Sub</h2><p>" + "Tokenization is counted precisely. " * 60
+            + "</p></div></body>")
+    chunks = chunk_blocks(extract_blocks(html), size=64, overlap=8, tokenizer=tok)
+    assert chunks[0].text == "Only a heading:" and chunks[0].n_tokens == tok.count(["Only a heading:"])[0]
+    for c in chunks:
+        assert c.n_tokens == tok.count([c.text])[0] and c.n_tokens <= 64
+    assert len(chunks) > 3

@@ -16,8 +16,9 @@ _MIN_FILL = 0.6  # a sentence cut may shorten a chunk to no less than this share
 
 
 def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
-               tokenizer: Tokenizer | None = None) -> list[tuple[str, int]]:
-    """(chunk text, token count) pairs covering text; consecutive chunks share ~overlap tokens."""
+               tokenizer: Tokenizer | None = None, offsets: list[int] | None = None) -> list[tuple[str, int]]:
+    """(chunk text, token count) pairs covering text; consecutive chunks share ~overlap tokens.
+    offsets: the tokenizer's token start offsets for text, if already computed."""
     if size < 1:
         raise ValueError("chunk size must be at least 1 token")
     if not 0 <= overlap < size:
@@ -27,8 +28,14 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
     if not spans:
         return []
     words = [text[s:e] for s, e in spans]
-    # Word pieces never cross white space, so per-word counts add up to the text's count.
-    counts = tok.count(words)
+    # One tokenizer call for the whole text; each word's count is the number of tokens that
+    # start inside it (word pieces never cross white space).
+    counts = [0] * len(spans)
+    k = 0
+    for start in (offsets if offsets is not None else tok.offsets([text])[0]):
+        while k < len(spans) - 1 and start >= spans[k][1]:
+            k += 1
+        counts[k] += 1
     n = len(spans)
     # starts_sentence[k]: word k begins a sentence (or a line).
     starts = [True] + [bool(_SENT_END.search(words[k - 1])) or "\n" in text[spans[k - 1][1]:spans[k][0]]
@@ -64,16 +71,22 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
     carries the block's heading prefix so it reads on its own."""
     tok = tokenizer or default_tokenizer()
+    blocks = list(blocks)
+    # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
+    prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
+    # Two batched tokenizer calls for the whole page.
+    offsets = tok.offsets([b.body for b in blocks])
+    reserves = tok.count(prefixes)
     chunks: list[Chunk] = []
-    for b in blocks:
-        prefix = b.text[: len(b.text) - len(b.body)] if b.body and b.text.endswith(b.body) else ""
+    for b, prefix, offs, reserve in zip(blocks, prefixes, offsets, reserves):
         if not b.body:  # a lone heading
-            (n,) = tok.count([b.text])
-            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, n))
+            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve))
             continue
-        reserve = tok.count([prefix])[0] if prefix else 0
+        if reserve + len(offs) <= size:  # most blocks fit whole
+            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + len(offs)))
+            continue
         budget = max(size - reserve, max(1, size // 2))
-        pieces = split_text(b.body, budget, min(overlap, budget - 1), tok)
+        pieces = split_text(b.body, budget, min(overlap, budget - 1), tok, offsets=offs)
         for idx, (text, n) in enumerate(pieces):
             chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + reserve))
     return chunks

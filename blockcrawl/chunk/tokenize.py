@@ -17,6 +17,10 @@ class Tokenizer(Protocol):
         """Number of tokens of each text."""
         ...
 
+    def offsets(self, texts: list[str]) -> list[list[int]]:
+        """For each text, the character offsets where its tokens start, ascending."""
+        ...
+
 
 class WordTokenizer:
     """Words and punctuation marks: a tokenizer that needs nothing installed."""
@@ -25,6 +29,9 @@ class WordTokenizer:
 
     def count(self, texts: list[str]) -> list[int]:
         return [len(_WORD_RE.findall(t)) for t in texts]
+
+    def offsets(self, texts: list[str]) -> list[list[int]]:
+        return [[m.start() for m in _WORD_RE.finditer(t)] for t in texts]
 
 
 class HFTokenizer:
@@ -42,6 +49,12 @@ class HFTokenizer:
         if not texts:
             return []
         return [len(e.ids) for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+
+    def offsets(self, texts: list[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        # one batched call: the per-call overhead dominates for short blocks
+        return [[start for start, _ in e.offsets] for e in self._tok.encode_batch(texts, add_special_tokens=False)]
 
 
 def model_tokenizer_path() -> Path | None:
