@@ -1,0 +1,318 @@
+"""`auto`: the default main-content selector.
+
+Readability-style scoring on the flat Dom, made O(n):
+1. one pass of per-node aggregates (text, link text, commas, tag counts per subtree);
+2. page furniture is masked out up front: nav/aside/footer/form elements and elements whose
+   class/id name a menu, sidebar, comment list, share bar, ad, cookie banner...;
+3. each text block (the text a block-level element owns directly) votes for its ancestors with
+   1 + commas + length/100; a candidate's score is its votes times (1 - link density) plus a
+   class/id weight; the best candidate, the siblings that score close to it, and their
+   descendants form the article;
+4. inside it, link lists, forms and widgets are cleaned away (link density, tag counts), while
+   headings, lists, tables, code and quotes that carry text stay.
+If that leaves almost nothing, the page's JSON-LD articleBody (schema.org) is matched against its
+text nodes instead. The result is a keep mask for blocks_from_dom.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from ..parse import TEXT, Dom
+from .features import compute
+
+# Elements that own the text inside them (a text block).
+OWNER_TAGS = frozenset({
+    "p", "div", "td", "th", "li", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "section",
+    "article", "main", "dd", "dt", "figcaption", "caption", "body", "table", "ul", "ol", "dl", "form",
+    "header", "footer", "nav", "aside", "center", "address", "details", "summary", "figure", "tr",
+    "legend", "fieldset", "html",
+})
+# Page furniture by element name.
+FURNITURE_TAGS = frozenset({"nav", "aside", "footer", "form", "button", "dialog", "menu", "select",
+                            "input", "label", "option"})
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+_UNLIKELY = re.compile(
+    r"-ad-|\bads?\b|advert|banner|breadcrumb|combx|comment|communit|cookie|consent|gdpr|disqus|"
+    r"footer|masthead|menu|navbar|\bnav\b|navigation|related|recommend|remark|replies|rss|shoutbox|"
+    r"sidebar|skyscraper|social|sponsor|share|sharing|pagination|pager|popup|modal|newsletter|"
+    r"subscribe|signup|promo|outbrain|taboola|widget|toolbar|login|byline|author-bio|tags?-?list|"
+    r"trending|most-?popular|breaking-?news-?bar|skip-?link|print-?only", re.I)
+_MAYBE = re.compile(r"and|article|body|column|content|main|shadow|story|entry|post", re.I)
+_POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|"
+                       r"prose|rich-?text", re.I)
+_NEGATIVE = re.compile(
+    r"-ad-|hidden|\bhid\b|banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|"
+    r"media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|"
+    r"tags|tool|widget|nav|menu|social|caption|credit", re.I)
+_TAG_BASE = {"div": 5, "article": 8, "main": 5, "section": 2, "pre": 3, "td": 3, "blockquote": 3,
+             "address": -3, "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3,
+             "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
+_SENTENCE_END = re.compile(r"[.!?]\s*$|[.!?][\"'\u201d\u2019)]\s*$")
+MIN_TEXT = 250  # below this many characters the result counts as a miss and a looser pass runs
+
+
+def _names(dom: Dom, i: int) -> str:
+    a = dom.attrs[i]
+    if not a:
+        return ""
+    c, d = a.get("class"), a.get("id")
+    if c and d:
+        return c + " " + d
+    return c or d or ""
+
+
+def _weight(names: str) -> int:
+    if not names:
+        return 0
+    w = 0
+    if _NEGATIVE.search(names):
+        w -= 25
+    if _POSITIVE.search(names):
+        w += 25
+    return w
+
+
+def _hidden(a: dict[str, str] | None) -> bool:
+    if not a:
+        return False
+    if "hidden" in a or a.get("aria-hidden") == "true":
+        return True
+    st = a.get("style")
+    return bool(st) and ("display:none" in st.replace(" ", "").lower()
+                         or "visibility:hidden" in st.replace(" ", "").lower())
+
+
+def select(dom: Dom) -> list[bool] | None:
+    """Keep mask of the page's main content (all False if the page has no text)."""
+    n = len(dom)
+    if n == 0:
+        return []
+    keep = _select(dom, strict=True)
+    if keep is None:
+        keep = _select(dom, strict=False)
+    if keep is None:
+        keep = _json_ld(dom)
+    if keep is None:
+        keep = [False] * n
+    return keep
+
+
+def _select(dom: Dom, strict: bool) -> list[bool] | None:
+    n = len(dom)
+    tags, parent, ends, attrs, skipped = dom.tag, dom.parent, dom.end, dom.attrs, dom.skipped
+    f = compute(dom)
+    tl, ll, cm = f.text_len, f.link_len, f.commas
+
+    # 1. furniture mask (top-down) and the text block owner of every node
+    dead = [False] * n
+    owner = [0] * n
+    for i in range(n):
+        p = parent[i]
+        t = tags[i]
+        if p >= 0:
+            if dead[p]:
+                dead[i] = True
+            owner[i] = i if t in OWNER_TAGS else owner[p]
+        else:
+            owner[i] = i
+        if t == TEXT or dead[i] or skipped[i]:
+            continue
+        if t in FURNITURE_TAGS:
+            dead[i] = True
+            continue
+        a = attrs[i]
+        if a is None or t in ("body", "html", "a", "article", "main"):
+            continue
+        if _hidden(a):
+            dead[i] = True
+            continue
+        if strict:
+            names = _names(dom, i)
+            if names and _UNLIKELY.search(names) and not _MAYBE.search(names):
+                dead[i] = True
+
+    # 2. text per owner
+    own_tl: dict[int, int] = {}
+    own_ll: dict[int, int] = {}
+    own_cm: dict[int, int] = {}
+    for j in range(n):
+        if tl[j] and tags[j] == TEXT and not dead[j]:
+            b = owner[j]
+            own_tl[b] = own_tl.get(b, 0) + tl[j]
+            own_ll[b] = own_ll.get(b, 0) + ll[j]
+            own_cm[b] = own_cm.get(b, 0) + cm[j]
+
+    # 3. votes for ancestors
+    score: dict[int, float] = {}
+    weight: dict[int, int] = {}
+
+    def init(c: int) -> None:
+        w = _weight(_names(dom, c))
+        weight[c] = w
+        score[c] = _TAG_BASE.get(tags[c], 0) + w
+
+    for b, length in own_tl.items():
+        if length < 25 or tags[b] in HEADINGS:
+            continue
+        if own_ll[b] > 0.5 * length:
+            continue
+        s = 1 + own_cm[b] + min(length // 100, 3)
+        c = b if tags[b] == "div" else parent[b]  # a div holding text directly counts as a <p>
+        if tags[b] == "div":
+            c = parent[b]
+        level = 0
+        while c >= 0 and level < 3:
+            if c not in score:
+                init(c)
+            score[c] += s if level == 0 else (s / 2 if level == 1 else s / (level * 3))
+            c = parent[c]
+            level += 1
+    if not score:
+        return None
+    best, best_score = -1, float("-inf")
+    for c, s in score.items():
+        if tags[c] in ("html",):
+            continue
+        t = tl[c]
+        s = s * (1 - (ll[c] / t if t else 0))
+        score[c] = s
+        if s > best_score:
+            best, best_score = c, s
+    if best < 0:
+        return None
+    top = best
+    # Move up while the parent holds clearly more of the scored content.
+    p = parent[top]
+    while p >= 0 and tags[p] not in ("body", "html"):
+        ps = score.get(p)
+        if ps is None or ps < best_score * 0.85:
+            break
+        top, best_score = p, max(best_score, ps)
+        p = parent[top]
+
+    # 4. the article: top candidate plus siblings scoring close to it
+    roots = [top]
+    p = parent[top]
+    if p >= 0:
+        threshold = max(10.0, best_score * 0.2)
+        tw = weight.get(top, 0)
+        for s in dom.children(p):
+            if s == top or tags[s] == TEXT or dead[s]:
+                if tags[s] == TEXT and tl[s] and not dead[s]:
+                    pass
+                continue
+            ok = False
+            sc = score.get(s)
+            bonus = 0.0
+            if tw and _names(dom, s) and _names(dom, s) == _names(dom, top):
+                bonus = best_score * 0.2
+            if sc is not None and sc + bonus >= threshold:
+                ok = True
+            elif tags[s] in ("p", "pre", "blockquote", "ul", "ol", "table") or tags[s] in HEADINGS:
+                t = tl[s]
+                ld = ll[s] / t if t else 1.0
+                if t > 80 and ld < 0.25:
+                    ok = True
+                elif 0 < t <= 80 and ld == 0:
+                    ok = True
+            if ok:
+                roots.append(s)
+    roots.sort()
+
+    # 5. keep the text of the roots, minus furniture and link-heavy widgets
+    keep = [False] * n
+    kept_len = 0
+    for r in roots:
+        j, stop = r, ends[r]
+        while j < stop:
+            t = tags[j]
+            if dead[j] or skipped[j]:
+                j = ends[j]
+                continue
+            if t == TEXT:
+                if tl[j]:
+                    keep[j] = True
+                    kept_len += tl[j]
+                j += 1
+                continue
+            if j != r and _junk(dom, j, tl, ll, cm, weight):
+                j = ends[j]
+                continue
+            j += 1
+    if kept_len < MIN_TEXT and strict:
+        return None
+    if kept_len == 0:
+        return None
+    return keep
+
+
+_CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", "span", "p", "figure",
+                         "center", "tbody", "tr", "td", "li"})
+
+
+def _junk(dom: Dom, i: int, tl: list[int], ll: list[int], cm: list[int], weight: dict[int, int]) -> bool:
+    """Readability's conditional cleaning: a container that is mostly links and little prose."""
+    t = dom.tag[i]
+    if t not in _CLEAN_TAGS:
+        return False
+    text = tl[i]
+    if text == 0:
+        return False
+    if cm[i] >= 10:
+        return False
+    w = weight.get(i)
+    if w is None:
+        w = _weight(_names(dom, i))
+    ld = ll[i] / text
+    if w < 0 and ld > 0.2:
+        return True
+    if w < 25 and ld > 0.33:
+        return True
+    if ld > 0.5:
+        return True
+    return False
+
+
+_LD_TYPES = re.compile(r"application/ld\+json", re.I)
+
+
+def _json_ld(dom: Dom) -> list[bool] | None:
+    """Keep the text nodes whose text occurs in the page's JSON-LD articleBody."""
+    tags, texts = dom.tag, dom.text
+    bodies: list[str] = []
+    for i in range(len(dom)):
+        if tags[i] == "script" and _LD_TYPES.search(dom.get_attr(i, "type") or ""):
+            raw = "".join(texts[k] for k in range(i + 1, dom.end[i]) if tags[k] == TEXT)
+            try:
+                _article_bodies(json.loads(raw), bodies)
+            except (ValueError, RecursionError):
+                continue
+    if not bodies:
+        return None
+    body = " ".join(max(bodies, key=len).split())
+    if len(body) < 80:
+        return None
+    keep = [False] * len(dom)
+    found = False
+    for j in range(len(dom)):
+        if tags[j] == TEXT and not dom.skipped[j]:
+            t = " ".join(texts[j].split())
+            if len(t) >= 20 and t in body:
+                keep[j] = found = True
+    return keep if found else None
+
+
+def _article_bodies(obj: object, out: list[str]) -> None:
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k == "articleBody" and isinstance(v, str):
+                    out.append(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(o, list):
+            stack.extend(o)
