@@ -50,7 +50,13 @@ _TAG_BASE = {"div": 5, "article": 8, "main": 5, "section": 2, "pre": 3, "td": 3,
              "address": -3, "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3,
              "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
 _SENTENCE_END = re.compile(r"[.!?]\s*$|[.!?][\"'\u201d\u2019)]\s*$")
-MIN_TEXT = 250  # below this many characters the result counts as a miss and a looser pass runs
+DEBUG: dict | None = None  # development aid: the chosen candidates
+BIG_SHARE = 0.5
+MIN_TEXT = 250
+JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this junk per prose char
+JUNK_STOP = 1.0  # stop climbing when the junk an ancestor adds exceeds the prose
+LINK_BLOCK = 0.5  # a text block with more link text than this is a link block
+INLINE_LINK = 0.3  # weight of links inside prose in link density  # below this many characters the result counts as a miss and a looser pass runs
 
 
 def _names(dom: Dom, i: int) -> str:
@@ -107,6 +113,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
 
     # 1. furniture mask (top-down) and the text block owner of every node
     dead = [False] * n
+    big = BIG_SHARE * tl[dom.body()]
     owner = [0] * n
     for i in range(n):
         p = parent[i]
@@ -118,6 +125,8 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
         else:
             owner[i] = i
         if t == TEXT or dead[i] or skipped[i]:
+            continue
+        if tl[i] > big:  # a wrapper of most of the page (an ASP.NET <form>) is no furniture
             continue
         if t in FURNITURE_TAGS:
             dead[i] = True
@@ -133,7 +142,10 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
             if names and _UNLIKELY.search(names) and not _MAYBE.search(names):
                 dead[i] = True
 
-    # 2. text per owner
+    if DEBUG is not None:
+        DEBUG[f'dead{strict}'] = dead
+    # 2. text per owner (a text block), then live text and "boilerplate link" text per subtree:
+    # a block that is mostly link text counts whole, links inside prose count a little.
     own_tl: dict[int, int] = {}
     own_ll: dict[int, int] = {}
     own_cm: dict[int, int] = {}
@@ -143,55 +155,71 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
             own_tl[b] = own_tl.get(b, 0) + tl[j]
             own_ll[b] = own_ll.get(b, 0) + ll[j]
             own_cm[b] = own_cm.get(b, 0) + cm[j]
+    live = [0] * n
+    blink = [0.0] * n
+    prose = [0] * n  # text of prose blocks (those that vote)
+    for b, length in own_tl.items():
+        live[b] = length
+        if length >= 25 and tags[b] not in HEADINGS and own_ll[b] <= LINK_BLOCK * length:
+            prose[b] = length
+        k = own_ll[b]
+        blink[b] = length if k > LINK_BLOCK * length else k * INLINE_LINK
+    for i in range(n - 1, 0, -1):
+        if live[i]:
+            p = parent[i]
+            live[p] += live[i]
+            blink[p] += blink[i]
+            prose[p] += prose[i]
 
     # 3. votes for ancestors
-    score: dict[int, float] = {}
-    weight: dict[int, int] = {}
-
-    def init(c: int) -> None:
-        w = _weight(_names(dom, c))
-        weight[c] = w
-        score[c] = _TAG_BASE.get(tags[c], 0) + w
-
+    votes: dict[int, float] = {}
     for b, length in own_tl.items():
         if length < 25 or tags[b] in HEADINGS:
             continue
-        if own_ll[b] > 0.5 * length:
+        if own_ll[b] > LINK_BLOCK * length:
             continue
         s = 1 + own_cm[b] + min(length // 100, 3)
-        c = b if tags[b] == "div" else parent[b]  # a div holding text directly counts as a <p>
-        if tags[b] == "div":
-            c = parent[b]
+        c = parent[b]
         level = 0
         while c >= 0 and level < 3:
-            if c not in score:
-                init(c)
-            score[c] += s if level == 0 else (s / 2 if level == 1 else s / (level * 3))
+            votes[c] = votes.get(c, 0.0) + (s if level == 0 else (s / 2 if level == 1 else s / (level * 3)))
             c = parent[c]
             level += 1
-    if not score:
+    if not votes:
         return None
+    score: dict[int, float] = {}
+    weight: dict[int, int] = {}
     best, best_score = -1, float("-inf")
-    for c, s in score.items():
-        if tags[c] in ("html",):
+    for c, v in votes.items():
+        if tags[c] == "html":
             continue
-        t = tl[c]
-        s = s * (1 - (ll[c] / t if t else 0))
-        score[c] = s
-        if s > best_score:
-            best, best_score = c, s
+        w = _weight(_names(dom, c))
+        weight[c] = w
+        bonus = _TAG_BASE.get(tags[c], 0) + w
+        bonus = max(-v, min(v, bonus))  # names adjust a score, they cannot make one
+        t = live[c]
+        sc = (v + bonus) * (1 - (blink[c] / t if t else 0))
+        score[c] = sc
+        if sc > best_score:
+            best, best_score = c, sc
     if best < 0:
         return None
     top = best
-    # Move up while the parent holds clearly more of the scored content.
-    p = parent[top]
-    while p >= 0 and tags[p] not in ("body", "html"):
-        ps = score.get(p)
-        if ps is None or ps < best_score * 0.85:
+    # Move up while an ancestor adds prose (an article split over sibling containers) and little
+    # else; climb past levels that add nothing, stop once the added junk outweighs the prose.
+    base_prose, base_junk = prose[top], live[top] - prose[top]
+    a = parent[top]
+    while a >= 0 and tags[a] != "html":
+        dp = prose[a] - base_prose
+        dj = (live[a] - prose[a]) - base_junk
+        if dj > JUNK_STOP * (base_prose + dp):
             break
-        top, best_score = p, max(best_score, ps)
-        p = parent[top]
-
+        if dp > 0 and dj <= JUNK_RATIO * dp:
+            top, base_prose, base_junk = a, prose[a], live[a] - prose[a]
+        a = parent[a]
+    if DEBUG is not None:
+        DEBUG[f'top{strict}'] = top
+        DEBUG[f'best{strict}'] = best
     # 4. the article: top candidate plus siblings scoring close to it
     roots = [top]
     p = parent[top]
