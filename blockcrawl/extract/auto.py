@@ -265,7 +265,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
                     kept_len += tl[j]
                 j += 1
                 continue
-            if j != r and _junk(dom, j, tl, ll, cm, weight):
+            if t in DROP_TAGS or (j != r and (_junk(dom, j, tl, ll, cm, weight) or _removable(dom, j, tl))):
                 j = ends[j]
                 continue
             j += 1
@@ -274,6 +274,27 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
     if kept_len == 0:
         return None
     return keep
+
+
+# Inside the article: captions, credits, share bars, bylines and tag lists are not its text.
+DROP_TAGS = frozenset({"figcaption"})
+_REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|\btags?\b|byline|author|"
+                     r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
+# Captions and credits are dropped when short; a long "caption" is a mislabelled text column.
+_CAPTION = re.compile(r"caption|credit", re.I)
+CAPTION_MAX = 200
+USE_REMOVE = True
+
+
+def _removable(dom: Dom, i: int, dom_tl: list[int]) -> bool:
+    if not USE_REMOVE:
+        return False
+    names = _names(dom, i)
+    if not names or _MAYBE.search(names):
+        return False
+    if _REMOVE.search(names):
+        return True
+    return _CAPTION.search(names) is not None and dom_tl[i] <= CAPTION_MAX
 
 
 _CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", "span", "p", "figure",
