@@ -8,6 +8,10 @@ from .parse import decode_html, parse_html
 from .pipeline import PageResult, SitePipeline
 from .records import Block, Chunk, Document
 
+# Bound last on purpose: the name blockcrawl.extract is the function (the subpackage stays
+# importable as blockcrawl.extract.* through sys.modules).
+from .extract.api import extract  # noqa: E402
+
 __version__ = "0.1.0"
 __all__ = ["Block", "Chunk", "Deduper", "Document", "PageResult", "SitePipeline", "chunk_blocks",
-           "chunk_plain", "decode_html", "extract_blocks", "extract_text", "parse_html", "split_text"]
+           "chunk_plain", "decode_html", "extract", "extract_blocks", "extract_text", "parse_html", "split_text"]

@@ -5,6 +5,8 @@ from collections.abc import Sequence
 
 from ..parse import Dom, load
 from ..records import Block, Document
+from ..hashing import text_hash
+from .auto import article_body
 from .blocks import blocks_from_dom
 from .registry import get_selector
 
@@ -33,6 +35,12 @@ def extract_dom(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = 
     selector = get_selector(algorithm)
     keep = selector(dom) if len(dom) else None
     blocks = blocks_from_dom(dom, keep=keep, full_path=full_path) if len(dom) else []
+    if not blocks and algorithm == DEFAULT_ALGORITHM and len(dom):
+        # A script-rendered page may carry its article only as JSON-LD (schema.org articleBody).
+        body = article_body(dom)
+        if body:
+            blocks = [Block(text=body, body=body, heading_path=(), tag_path="script[ld+json]",
+                            position=0, url=dom.url, hash=text_hash(body))]
     return Document(url=dom.url, title=dom.title(), text=blocks_text(blocks), blocks=blocks,
                     algorithm=algorithm)
 

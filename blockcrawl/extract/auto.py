@@ -327,8 +327,8 @@ def _junk(dom: Dom, i: int, tl: list[int], ll: list[int], cm: list[int], weight:
 _LD_TYPES = re.compile(r"application/ld\+json", re.I)
 
 
-def _json_ld(dom: Dom) -> list[bool] | None:
-    """Keep the text nodes whose text occurs in the page's JSON-LD articleBody."""
+def article_body(dom: Dom) -> str | None:
+    """The longest schema.org articleBody in the page's JSON-LD scripts, whitespace-normalised."""
     tags, texts = dom.tag, dom.text
     bodies: list[str] = []
     for i in range(len(dom)):
@@ -341,8 +341,15 @@ def _json_ld(dom: Dom) -> list[bool] | None:
     if not bodies:
         return None
     body = " ".join(max(bodies, key=len).split())
-    if len(body) < 80:
+    return body if len(body) >= 80 else None
+
+
+def _json_ld(dom: Dom) -> list[bool] | None:
+    """Keep the text nodes whose text occurs in the page's JSON-LD articleBody."""
+    body = article_body(dom)
+    if body is None:
         return None
+    tags, texts = dom.tag, dom.text
     keep = [False] * len(dom)
     found = False
     for j in range(len(dom)):
