@@ -179,7 +179,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
         if own_ll[b] > LINK_BLOCK * length:
             continue
         s = 1 + own_cm[b] + min(length // 100, 3)
-        c = parent[b]
+        c = b if tags[b] in ("body", "html") else parent[b]  # text straight in <body> votes for it
         level = 0
         while c >= 0 and level < 3:
             votes[c] = votes.get(c, 0.0) + (s if level == 0 else (s / 2 if level == 1 else s / (level * 3)))
