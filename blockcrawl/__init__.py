@@ -7,10 +7,7 @@ from .extract import extract_blocks, extract_text
 from .parse import decode_html, parse_html
 from .pipeline import PageResult, SitePipeline
 from .records import Block, Chunk, Document
-
-# Bound last on purpose: the name blockcrawl.extract is the function (the subpackage stays
-# importable as blockcrawl.extract.* through sys.modules).
-from .extract.api import extract  # noqa: E402
+from . import extract  # the extract stage's package, callable: blockcrawl.extract(html) -> Document
 
 __version__ = "0.1.0"
 __all__ = ["Block", "Chunk", "Deduper", "Document", "PageResult", "SitePipeline", "chunk_blocks",

@@ -249,9 +249,13 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
                 roots.append(s)
     roots.sort()
 
-    # 5. keep the text of the roots, minus furniture and link-heavy widgets
+    # 5. keep the text of the roots, minus furniture and link-heavy widgets, the page title
+    # repeated as a heading, ad labels, and text repeated verbatim (gallery captions)
     keep = [False] * n
     kept_len = 0
+    title = " ".join(dom.title().split()).lower() if DROP_TITLE else ""
+    texts = dom.text
+    seen: set[str] = set()
     for r in roots:
         j, stop = r, ends[r]
         while j < stop:
@@ -261,14 +265,32 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
                 continue
             if t == TEXT:
                 if tl[j]:
+                    k = tl[j]
+                    if k <= 40 and AD_LABEL.match(texts[j]):
+                        j += 1
+                        continue
+                    if DEDUP and k >= 40:
+                        key = texts[j].strip()
+                        if key in seen:
+                            j += 1
+                            continue
+                        seen.add(key)
                     keep[j] = True
-                    kept_len += tl[j]
+                    kept_len += k
                 j += 1
                 continue
             if t in DROP_TAGS or (j != r and (_junk(dom, j, tl, ll, cm, weight) or _removable(dom, j, tl))):
                 j = ends[j]
                 continue
+            if title and t in ("h1", "h2") and tl[j] >= 10:
+                h = " ".join(" ".join(texts[k].split()) for k in range(j, ends[j])
+                             if tags[k] == TEXT and texts[k].strip()).lower()
+                if h and h in title:
+                    j = ends[j]
+                    continue
             j += 1
+    if TRIM_EDGES:
+        kept_len -= _trim_edges(dom, keep, owner, prose, tl)
     if kept_len < MIN_TEXT and strict:
         return None
     if kept_len == 0:
@@ -278,12 +300,19 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
 
 # Inside the article: captions, credits, share bars, bylines and tag lists are not its text.
 DROP_TAGS = frozenset({"figcaption"})
-_REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|\btags?\b|byline|author|"
+_REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|gallery|slideshow|carousel|"
+                     r"lightbox|\btags?\b|byline|author|"
                      r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
 # Captions and credits are dropped when short; a long "caption" is a mislabelled text column.
 _CAPTION = re.compile(r"caption|credit", re.I)
 CAPTION_MAX = 200
 USE_REMOVE = True
+DROP_TITLE = True  # the article's own title (its <h1> repeats <title>) is not article text
+DEDUP = False
+TRIM_EDGES = True
+TRIM_MAX = 0
+AD_LABEL = re.compile(r"\s*(advertisement|advert|ad|sponsored|anzeige|publicité|publicidad|pubblicità|"
+                      r"story continues below( advertisement)?|continue reading( below)?)\s*[:.]?\s*$", re.I)
 
 
 def _removable(dom: Dom, i: int, dom_tl: list[int]) -> bool:
@@ -295,6 +324,22 @@ def _removable(dom: Dom, i: int, dom_tl: list[int]) -> bool:
     if _REMOVE.search(names):
         return True
     return _CAPTION.search(names) is not None and dom_tl[i] <= CAPTION_MAX
+
+
+def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int], tl: list[int]) -> int:
+    """Unkeep the short non-prose lines (dates, "Share", "Advert", "3 comments") before the first
+    and after the last prose block or heading of the article; returns the characters dropped."""
+    tags = dom.tag
+    kept = [j for j in range(len(keep)) if keep[j]]
+    dropped = 0
+    for order in (kept, kept[::-1]):
+        for j in order:
+            b = owner[j]
+            if prose[b] or tags[b] in HEADINGS or (TRIM_MAX and tl[b] > TRIM_MAX):
+                break
+            keep[j] = False
+            dropped += tl[j]
+    return dropped
 
 
 _CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", "span", "p", "figure",
