@@ -35,6 +35,7 @@ HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 _UNLIKELY = re.compile(
     r"-ad-|\bads?\b|advert|banner|breadcrumb|combx|comment|communit|cookie|consent|gdpr|disqus|"
+    r"(?<![a-z])foot(?![a-z])|"
     r"footer|masthead|menu|navbar|\bnav\b|navigation|related|recommend|remark|replies|rss|shoutbox|"
     r"sidebar|skyscraper|social|sponsor|share|sharing|pagination|pager|popup|modal|newsletter|"
     r"subscribe|signup|promo|outbrain|taboola|widget|toolbar|login|byline|author-bio|tags?-?list|"
@@ -266,7 +267,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
             if t == TEXT:
                 if tl[j]:
                     k = tl[j]
-                    if k <= 40 and AD_LABEL.match(texts[j]):
+                    if k <= 45 and AD_LABEL.match(texts[j]):
                         j += 1
                         continue
                     if DEDUP and k >= 40:
@@ -279,7 +280,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
                     kept_len += k
                 j += 1
                 continue
-            if t in DROP_TAGS or (j != r and (_junk(dom, j, tl, ll, cm, weight) or _removable(dom, j, tl))):
+            if t in DROP_TAGS or (j != r and (_junk(dom, j, tl, ll, cm, weight) or _removable(dom, j, tl, f.images, REMOVE_SHARE * tl[r]))):
                 j = ends[j]
                 continue
             if title and t in ("h1", "h2") and tl[j] >= 10:
@@ -309,21 +310,25 @@ CAPTION_MAX = 200
 USE_REMOVE = True
 DROP_TITLE = True  # the article's own title (its <h1> repeats <title>) is not article text
 DEDUP = False
+REMOVE_SHARE = 0.5
 TRIM_EDGES = True
 TRIM_MAX = 0
 AD_LABEL = re.compile(r"\s*(advertisement|advert|ad|sponsored|anzeige|publicité|publicidad|pubblicità|"
-                      r"story continues below( advertisement)?|continue reading( below)?)\s*[:.]?\s*$", re.I)
+                      r"story continues below( advertisement)?|continue reading( below| the main story)?)\s*[:.]?\s*$", re.I)
 
 
-def _removable(dom: Dom, i: int, dom_tl: list[int]) -> bool:
+def _removable(dom: Dom, i: int, dom_tl: list[int], images: list[int], limit: float) -> bool:
+    """Named furniture inside the article, unless it holds much of the article (a wrapper)."""
     if not USE_REMOVE:
         return False
     names = _names(dom, i)
-    if not names or _MAYBE.search(names):
+    if not names or dom_tl[i] > limit or _MAYBE.search(names):
         return False
     if _REMOVE.search(names):
         return True
-    return _CAPTION.search(names) is not None and dom_tl[i] <= CAPTION_MAX
+    # a photo caption sits beside its picture (a video's description does not)
+    return (_CAPTION.search(names) is not None and dom_tl[i] <= CAPTION_MAX
+            and (images[i] > 0 or images[dom.parent[i]] > 0))
 
 
 def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int], tl: list[int]) -> int:

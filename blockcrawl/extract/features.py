@@ -17,6 +17,7 @@ class Features:
     commas: list[int]  # commas in the subtree's text
     n_text: list[int]  # non-empty text nodes in the subtree
     in_link: list[bool]  # node is (inside) an <a>
+    images: list[int]  # <img>/<picture> elements in the subtree
 
 
 def compute(dom: Dom) -> Features:
@@ -30,7 +31,10 @@ def compute(dom: Dom) -> Features:
     ll = [0] * n
     cm = [0] * n
     nt = [0] * n
+    im = [0] * n
     for i in range(n):
+        if tags[i] == "img" or tags[i] == "picture":
+            im[i] = 1
         if tags[i] == TEXT and not skipped[i]:
             t = texts[i]
             k = len(t.strip())
@@ -42,9 +46,11 @@ def compute(dom: Dom) -> Features:
                     ll[i] = k
     for i in range(n - 1, 0, -1):
         p = parent[i]
+        if p >= 0 and im[i]:
+            im[p] += im[i]
         if p >= 0 and tl[i]:
             tl[p] += tl[i]
             ll[p] += ll[i]
             cm[p] += cm[i]
             nt[p] += nt[i]
-    return Features(tl, ll, cm, nt, in_link)
+    return Features(tl, ll, cm, nt, in_link, im)
