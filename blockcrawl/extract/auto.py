@@ -280,7 +280,10 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
                     kept_len += k
                 j += 1
                 continue
-            if t in DROP_TAGS or (j != r and (_junk(dom, j, tl, ll, cm, weight) or _removable(dom, j, tl, f.images, REMOVE_SHARE * tl[r]))):
+            if t in DROP_TAGS or (j != r and (
+                    _junk(dom, j, tl, ll, cm, weight)
+                    or _removable(dom, j, tl, f.images, REMOVE_SHARE * tl[r])
+                    or (CARDS and t in _CARD_PARENTS and tl[j] <= CARD_SHARE * tl[r] and _cards(dom, j, f)))):
                 j = ends[j]
                 continue
             if title and t in ("h1", "h2") and tl[j] >= 10:
@@ -304,8 +307,8 @@ DROP_TAGS = frozenset({"figcaption"})
 _REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|gallery|slideshow|carousel|"
                      r"lightbox|\btags?\b|byline|author|"
                      r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
-# Captions and credits are dropped when short; a long "caption" is a mislabelled text column.
-_CAPTION = re.compile(r"caption|credit", re.I)
+# Photo credits are dropped when short (captions stay: most annotators count them as text).
+_CAPTION = re.compile(r"credit|copyright", re.I)
 CAPTION_MAX = 200
 USE_REMOVE = True
 DROP_TITLE = True  # the article's own title (its <h1> repeats <title>) is not article text
@@ -327,8 +330,7 @@ def _removable(dom: Dom, i: int, dom_tl: list[int], images: list[int], limit: fl
     if _REMOVE.search(names):
         return True
     # a photo caption sits beside its picture (a video's description does not)
-    return (_CAPTION.search(names) is not None and dom_tl[i] <= CAPTION_MAX
-            and (images[i] > 0 or images[dom.parent[i]] > 0))
+    return _CAPTION.search(names) is not None and dom_tl[i] <= CAPTION_MAX
 
 
 def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int], tl: list[int]) -> int:
@@ -345,6 +347,29 @@ def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int], 
             keep[j] = False
             dropped += tl[j]
     return dropped
+
+
+_CARD_PARENTS = frozenset({"div", "section", "ul", "ol", "aside"})
+CARDS = False
+CARD_SHARE = 0.5
+MIN_CARDS = 3
+CARD_MAX_TEXT = 400  # a teaser is short; a blog index's posts are not
+
+
+def _cards(dom: Dom, i: int, f) -> bool:
+    """A teaser list: at least MIN_CARDS children alike (same tag and class), each a link with a
+    headline or a picture - "related stories", "read more" grids."""
+    tags, ll, tl = dom.tag, f.link_len, f.text_len
+    sig: dict[tuple[str, str], int] = {}
+    for c in dom.children(i):
+        t = tags[c]
+        if t == TEXT:
+            continue
+        if not (ll[c] and (f.heads[c] or f.images[c]) and tl[c] <= CARD_MAX_TEXT):
+            continue
+        k = (t, dom.get_attr(c, "class") or "")
+        sig[k] = sig.get(k, 0) + 1
+    return bool(sig) and max(sig.values()) >= MIN_CARDS
 
 
 _CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", "span", "p", "figure",

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from ..parse import TEXT, Dom
 
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
 
 @dataclass(slots=True)
 class Features:
@@ -18,6 +20,7 @@ class Features:
     n_text: list[int]  # non-empty text nodes in the subtree
     in_link: list[bool]  # node is (inside) an <a>
     images: list[int]  # <img>/<picture> elements in the subtree
+    heads: list[int]  # h1-h6 elements in the subtree
 
 
 def compute(dom: Dom) -> Features:
@@ -32,9 +35,12 @@ def compute(dom: Dom) -> Features:
     cm = [0] * n
     nt = [0] * n
     im = [0] * n
+    hd = [0] * n
     for i in range(n):
         if tags[i] == "img" or tags[i] == "picture":
             im[i] = 1
+        elif tags[i] in _HEADINGS:
+            hd[i] = 1
         if tags[i] == TEXT and not skipped[i]:
             t = texts[i]
             k = len(t.strip())
@@ -48,9 +54,11 @@ def compute(dom: Dom) -> Features:
         p = parent[i]
         if p >= 0 and im[i]:
             im[p] += im[i]
+        if p >= 0 and hd[i]:
+            hd[p] += hd[i]
         if p >= 0 and tl[i]:
             tl[p] += tl[i]
             ll[p] += ll[i]
             cm[p] += cm[i]
             nt[p] += nt[i]
-    return Features(tl, ll, cm, nt, in_link, im)
+    return Features(tl, ll, cm, nt, in_link, im, hd)
