@@ -55,7 +55,8 @@ DEBUG: dict | None = None  # development aid: the chosen candidates
 BIG_SHARE = 0.5
 MIN_TEXT = 250
 JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this junk per prose char
-JUNK_STOP = 1.0  # stop climbing when the junk an ancestor adds exceeds the prose
+JUNK_STOP = 1.0
+CLIMB_LINK = 0.15  # ...and at most this much link text per added prose char  # stop climbing when the junk an ancestor adds exceeds the prose
 LINK_BLOCK = 0.5  # a text block with more link text than this is a link block
 INLINE_LINK = 0.3  # weight of links inside prose in link density  # below this many characters the result counts as a miss and a looser pass runs
 
@@ -158,6 +159,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
             own_cm[b] = own_cm.get(b, 0) + cm[j]
     live = [0] * n
     blink = [0.0] * n
+    lraw = [0] * n  # live link text
     prose = [0] * n  # text of prose blocks (those that vote)
     for b, length in own_tl.items():
         live[b] = length
@@ -165,11 +167,13 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
             prose[b] = length
         k = own_ll[b]
         blink[b] = length if k > LINK_BLOCK * length else k * INLINE_LINK
+        lraw[b] = k
     for i in range(n - 1, 0, -1):
         if live[i]:
             p = parent[i]
             live[p] += live[i]
             blink[p] += blink[i]
+            lraw[p] += lraw[i]
             prose[p] += prose[i]
 
     # 3. votes for ancestors
@@ -215,7 +219,8 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
         dj = (live[a] - prose[a]) - base_junk
         if dj > JUNK_STOP * (base_prose + dp):
             break
-        if dp > 0 and dj <= JUNK_RATIO * dp:
+        # teaser lists (headline link + excerpt) look like prose but bring their links along
+        if dp > 0 and dj <= JUNK_RATIO * dp and lraw[a] - lraw[top] <= CLIMB_LINK * dp:
             top, base_prose, base_junk = a, prose[a], live[a] - prose[a]
         a = parent[a]
     if DEBUG is not None:
