@@ -39,7 +39,8 @@ _UNLIKELY = re.compile(
     r"footer|masthead|menu|navbar|\bnav\b|navigation|related|recommend|remark|replies|rss|shoutbox|"
     r"sidebar|skyscraper|social|sponsor|share|sharing|pagination|pager|popup|modal|newsletter|"
     r"subscribe|signup|promo|outbrain|taboola|widget|toolbar|login|byline|author-bio|tags?-?list|"
-    r"trending|most-?popular|breaking-?news-?bar|skip-?link|print-?only", re.I)
+    r"trending|most-?popular|breaking|skip-?link|print-?only|more-?(news|stories|posts|articles)|"
+    r"also-?like|you-?might|read-?next|up-?next|latest-?(news|posts|stories)", re.I)
 _MAYBE = re.compile(r"and|article|body|column|content|main|shadow|story|entry|post", re.I)
 _POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|"
                        r"prose|rich-?text", re.I)
@@ -56,6 +57,8 @@ BIG_SHARE = 0.5
 MIN_TEXT = 250
 JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this junk per prose char
 JUNK_STOP = 1.0
+JUNK_BLINK = True
+JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, no name, any
 CLIMB_LINK = 0.15  # ...and at most this much link text per added prose char  # stop climbing when the junk an ancestor adds exceeds the prose
 LINK_BLOCK = 0.5  # a text block with more link text than this is a link block
 INLINE_LINK = 0.3  # weight of links inside prose in link density  # below this many characters the result counts as a miss and a looser pass runs
@@ -286,7 +289,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
                 j += 1
                 continue
             if t in DROP_TAGS or (j != r and (
-                    _junk(dom, j, tl, ll, cm, weight)
+                    (_junk(dom, j, live, blink, cm, weight) if JUNK_BLINK else _junk(dom, j, tl, ll, cm, weight))
                     or _removable(dom, j, tl, f.images, REMOVE_SHARE * tl[r])
                     or (CARDS and t in _CARD_PARENTS and tl[j] <= CARD_SHARE * tl[r] and _cards(dom, j, f)))):
                 j = ends[j]
@@ -381,7 +384,7 @@ _CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", 
                          "center", "tbody", "tr", "td", "li"})
 
 
-def _junk(dom: Dom, i: int, tl: list[int], ll: list[int], cm: list[int], weight: dict[int, int]) -> bool:
+def _junk(dom: Dom, i: int, tl: list[int], ll: list, cm: list[int], weight: dict[int, int]) -> bool:
     """Readability's conditional cleaning: a container that is mostly links and little prose."""
     t = dom.tag[i]
     if t not in _CLEAN_TAGS:
@@ -395,13 +398,11 @@ def _junk(dom: Dom, i: int, tl: list[int], ll: list[int], cm: list[int], weight:
     if w is None:
         w = _weight(_names(dom, i))
     ld = ll[i] / text
-    if w < 0 and ld > 0.2:
+    if w < 0 and ld > JUNK_LD[0]:
         return True
-    if w < 25 and ld > 0.33:
+    if w < 25 and ld > JUNK_LD[1]:
         return True
-    if ld > 0.5:
-        return True
-    return False
+    return ld > JUNK_LD[2]
 
 
 _LD_TYPES = re.compile(r"application/ld\+json", re.I)
