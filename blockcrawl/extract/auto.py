@@ -53,13 +53,13 @@ _TAG_BASE = {"div": 5, "article": 8, "main": 5, "section": 2, "pre": 3, "td": 3,
              "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
 _SENTENCE_END = re.compile(r"[.!?]\s*$|[.!?][\"'\u201d\u2019)]\s*$")
 DEBUG: dict | None = None  # development aid: the chosen candidates
-BIG_SHARE = 0.5
+BIG_SHARE = 0.4
 MIN_TEXT = 250
 JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this junk per prose char
 JUNK_STOP = 1.0
 JUNK_BLINK = True
 JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, no name, any
-CLIMB_LINK = 0.15  # ...and at most this much link text per added prose char  # stop climbing when the junk an ancestor adds exceeds the prose
+CLIMB_LINK = 0.3  # ...and at most this much link text per added prose char  # stop climbing when the junk an ancestor adds exceeds the prose
 LINK_BLOCK = 0.5  # a text block with more link text than this is a link block
 INLINE_LINK = 0.3  # weight of links inside prose in link density  # below this many characters the result counts as a miss and a looser pass runs
 
