@@ -58,6 +58,7 @@ MIN_TEXT = 250
 JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this junk per prose char
 JUNK_STOP = 1.0
 JUNK_BLINK = True
+SELF_VOTE = frozenset({"body", "html", "div", "td", "section", "article", "main"})
 JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, no name, any
 CLIMB_LINK = 0.3  # ...and at most this much link text per added prose char  # stop climbing when the junk an ancestor adds exceeds the prose
 LINK_BLOCK = 0.5  # a text block with more link text than this is a link block
@@ -187,7 +188,9 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
         if own_ll[b] > LINK_BLOCK * length:
             continue
         s = 1 + own_cm[b] + min(length // 100, 3)
-        c = b if tags[b] in ("body", "html") else parent[b]  # text straight in <body> votes for it
+        # A paragraph votes for its container; text straight in a container (a div of <br> lines,
+        # <body> itself) also votes for that container.
+        c = b if tags[b] in SELF_VOTE else parent[b]
         level = 0
         while c >= 0 and level < 3:
             votes[c] = votes.get(c, 0.0) + (s if level == 0 else (s / 2 if level == 1 else s / (level * 3)))
