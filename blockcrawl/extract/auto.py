@@ -58,6 +58,7 @@ MIN_TEXT = 250
 JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this junk per prose char
 JUNK_STOP = 1.0
 JUNK_BLINK = True
+LEVELS = (1.0, 0.5, 1 / 6)  # share of a block's vote for its container, grandparent, next
 SELF_VOTE = frozenset({"body", "html", "div", "td", "section", "article", "main"})
 JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, no name, any
 CLIMB_LINK = 0.3  # ...and at most this much link text per added prose char  # stop climbing when the junk an ancestor adds exceeds the prose
@@ -192,8 +193,8 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
         # <body> itself) also votes for that container.
         c = b if tags[b] in SELF_VOTE else parent[b]
         level = 0
-        while c >= 0 and level < 3:
-            votes[c] = votes.get(c, 0.0) + (s if level == 0 else (s / 2 if level == 1 else s / (level * 3)))
+        while c >= 0 and level < len(LEVELS):
+            votes[c] = votes.get(c, 0.0) + s * LEVELS[level]
             c = parent[c]
             level += 1
     if not votes:
