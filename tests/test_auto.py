@@ -203,3 +203,15 @@ def test_cli_main_mode(tmp_path: Path):
     bad = subprocess.run([sys.executable, "-m", "blockcrawl", "extract", str(page), "--mode", "main",
                           "--algorithm", "nope"], capture_output=True, text=True, cwd=root)
     assert bad.returncode == 2 and "unknown algorithm" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_tiny_page_without_article_keeps_its_text():
+    # nothing scores as an article: the text that is not furniture is the content
+    doc = blockcrawl.extract("<html><body>" + NAV + "<p>Opening hours: 9 to 5.</p></body></html>")
+    assert doc.text == "Opening hours: 9 to 5."
+
+
+@pytest.mark.parametrize("html", ["<span>word " * 100_000, "<h2>x" * 50_000, "<a href=/>x " * 50_000])
+def test_deep_inline_nesting(html):
+    doc = blockcrawl.extract(html)
+    assert doc.text.startswith(("word", "x"))

@@ -19,7 +19,7 @@ import json
 import re
 
 from ..parse import TEXT, Dom
-from .features import compute
+from .features import Features, compute
 
 # Elements that own the text inside them (a text block).
 OWNER_TAGS = frozenset({
@@ -29,7 +29,7 @@ OWNER_TAGS = frozenset({
     "legend", "fieldset", "html",
 })
 # Page furniture by element name.
-FURNITURE_TAGS = frozenset({"nav", "aside", "footer", "form", "button", "dialog", "menu", "select",
+FURNITURE_TAGS = frozenset({"nav", "aside", "footer", "button", "dialog", "menu", "select",
                             "input", "label", "option"})
 HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
@@ -102,23 +102,25 @@ def select(dom: Dom) -> list[bool] | None:
     n = len(dom)
     if n == 0:
         return []
-    keep = _select(dom, strict=True)
+    f = compute(dom)
+    keep = _select(dom, f, strict=True)
     if keep is None:
-        keep = _select(dom, strict=False)
+        keep = _select(dom, f, strict=False)
     if keep is None:
         keep = _json_ld(dom)
     if keep is None:
-        keep = [False] * n
+        # Nothing reads like an article: keep whatever text is not page furniture.
+        dead, _ = _furniture(dom, f, strict=True)
+        tags, tl = dom.tag, f.text_len
+        keep = [tags[j] == TEXT and tl[j] > 0 and not dead[j] for j in range(n)]
     return keep
 
 
-def _select(dom: Dom, strict: bool) -> list[bool] | None:
+def _furniture(dom: Dom, f: Features, strict: bool) -> tuple[list[bool], list[int]]:
+    """(dead, owner): nodes inside page furniture, and the text block owner of every node."""
     n = len(dom)
-    tags, parent, ends, attrs, skipped = dom.tag, dom.parent, dom.end, dom.attrs, dom.skipped
-    f = compute(dom)
-    tl, ll, cm = f.text_len, f.link_len, f.commas
-
-    # 1. furniture mask (top-down) and the text block owner of every node
+    tags, parent, attrs, skipped = dom.tag, dom.parent, dom.attrs, dom.skipped
+    tl = f.text_len
     dead = [False] * n
     big = BIG_SHARE * tl[dom.body()]
     owner = [0] * n
@@ -133,9 +135,12 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
             owner[i] = i
         if t == TEXT or dead[i] or skipped[i]:
             continue
+        if t in FURNITURE_TAGS:
+            dead[i] = True
+            continue
         if tl[i] > big:  # a wrapper of most of the page (an ASP.NET <form>) is no furniture
             continue
-        if t in FURNITURE_TAGS:
+        if t == "form":
             dead[i] = True
             continue
         a = attrs[i]
@@ -148,6 +153,16 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
             names = _names(dom, i)
             if names and _UNLIKELY.search(names) and not _MAYBE.search(names):
                 dead[i] = True
+    return dead, owner
+
+
+def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
+    n = len(dom)
+    tags, parent, ends, attrs, skipped = dom.tag, dom.parent, dom.end, dom.attrs, dom.skipped
+    tl, ll, cm = f.text_len, f.link_len, f.commas
+
+    # 1. furniture mask (top-down) and the text block owner of every node
+    dead, owner = _furniture(dom, f, strict)
 
     if DEBUG is not None:
         DEBUG[f'dead{strict}'] = dead
@@ -203,8 +218,6 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
     weight: dict[int, int] = {}
     best, best_score = -1, float("-inf")
     for c, v in votes.items():
-        if tags[c] == "html":
-            continue
         w = _weight(_names(dom, c))
         weight[c] = w
         bonus = _TAG_BASE.get(tags[c], 0) + w
@@ -298,7 +311,7 @@ def _select(dom: Dom, strict: bool) -> list[bool] | None:
                     or (CARDS and t in _CARD_PARENTS and tl[j] <= CARD_SHARE * tl[r] and _cards(dom, j, f)))):
                 j = ends[j]
                 continue
-            if title and t in ("h1", "h2") and tl[j] >= 10:
+            if title and t in ("h1", "h2") and tl[j] >= 10 and ends[j] - j <= 64:
                 h = " ".join(" ".join(texts[k].split()) for k in range(j, ends[j])
                              if tags[k] == TEXT and texts[k].strip()).lower()
                 if h and h in title:
