@@ -41,7 +41,7 @@ _UNLIKELY = re.compile(
     r"subscribe|signup|promo|outbrain|taboola|widget|toolbar|login|byline|author-bio|tags?-?list|"
     r"trending|most-?popular|breaking|skip-?link|print-?only|more-?(news|stories|posts|articles)|"
     r"also-?like|you-?might|read-?next|up-?next|latest-?(news|posts|stories)", re.I)
-_MAYBE = re.compile(r"and|article|body|column|content|main|shadow|story|entry|post", re.I)
+_MAYBE = re.compile(r"and|article|body|column|content|main|shadow|story|entry|post|embed", re.I)
 _POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|"
                        r"prose|rich-?text", re.I)
 _NEGATIVE = re.compile(
