@@ -292,7 +292,7 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
             if t == TEXT:
                 if tl[j]:
                     k = tl[j]
-                    if k <= 45 and AD_LABEL.match(texts[j]):
+                    if k <= 45 and AD_LABEL.match(texts[j]) or k <= 80 and CREDIT_LINE.search(texts[j]):
                         j += 1
                         continue
                     if DEDUP and k >= 40:
@@ -422,6 +422,9 @@ def _junk(dom: Dom, i: int, tl: list[int], ll: list, cm: list[int], weight: dict
     return ld > JUNK_LD[2]
 
 
+# Photo credit lines ("Image copyright Reuters", "Photo: AP", "(Getty Images)").
+CREDIT_LINE = re.compile(r"^\s*(image|photo|photograph|picture|foto|credit)s?\s*(copyright|credit|:|by\b|\(|©)|"
+                         r"getty\s*images|^\s*©|\bAP Photo\b", re.I)
 _LD_TYPES = re.compile(r"application/ld\+json", re.I)
 
 
