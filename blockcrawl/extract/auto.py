@@ -1,17 +1,21 @@
-"""`auto`: the default main-content selector.
+"""`auto`: the default main-content selector, a keep mask for blocks_from_dom.
 
-Readability-style scoring on the flat Dom, made O(n):
-1. one pass of per-node aggregates (text, link text, commas, tag counts per subtree);
-2. page furniture is masked out up front: nav/aside/footer/form elements and elements whose
-   class/id name a menu, sidebar, comment list, share bar, ad, cookie banner...;
-3. each text block (the text a block-level element owns directly) votes for its ancestors with
-   1 + commas + length/100; a candidate's score is its votes times (1 - link density) plus a
-   class/id weight; the best candidate, the siblings that score close to it, and their
-   descendants form the article;
-4. inside it, link lists, forms and widgets are cleaned away (link density, tag counts), while
-   headings, lists, tables, code and quotes that carry text stay.
-If that leaves almost nothing, the page's JSON-LD articleBody (schema.org) is matched against its
-text nodes instead. The result is a keep mask for blocks_from_dom.
+Readability-style scoring on the flat Dom, made O(n) (index loops, no recursion):
+1. per-node aggregates in one bottom-up pass: text, link text, commas per subtree;
+2. page furniture is masked out: nav/aside/footer/button elements, forms, hidden elements, and
+   elements whose class/id name a menu, sidebar, comment list, share bar, ad, cookie banner...
+   (a wrapper holding most of the page's text never counts as furniture);
+3. each text block (the text a block-level element owns) votes for its container and ancestors
+   with 1 + commas + length/100; a candidate's score is its votes, adjusted by tag and class/id
+   ("article", "content" up; "comment", "sidebar" down), times 1 - link density, where a link
+   block counts whole and a link inside prose counts little;
+4. the best candidate climbs to an ancestor while that adds prose and little else (an article
+   split over sibling columns), not a teaser list; siblings scoring close to it join;
+5. inside, link-dense containers, named furniture, figure captions, photo credits, ad labels and
+   the title heading (it repeats <title>) are dropped, and non-prose lines at the article's edges
+   are trimmed; headings, lists, tables, code and quotes that carry text stay.
+If nothing scores, the page's JSON-LD articleBody (schema.org) picks the text nodes it contains;
+failing that, the text outside page furniture is kept.
 """
 from __future__ import annotations
 
@@ -51,20 +55,23 @@ _NEGATIVE = re.compile(
 _TAG_BASE = {"div": 5, "article": 8, "main": 5, "section": 2, "pre": 3, "td": 3, "blockquote": 3,
              "address": -3, "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3,
              "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
-_SENTENCE_END = re.compile(r"[.!?]\s*$|[.!?][\"'\u201d\u2019)]\s*$")
-DEBUG: dict | None = None  # development aid: the chosen candidates
-BIG_SHARE = 0.4
-MIN_TEXT = 250
-JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this junk per prose char
-JUNK_STOP = 1.0
-JUNK_BLINK = True
-LEVELS = (1.0, 0.5, 1 / 6)  # share of a block's vote for its container, grandparent, next
-SELF_VOTE = frozenset({"body", "html", "div", "td", "section", "article", "main"})
-JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, no name, any
-CLIMB_LINK = 0.3  # ...and at most this much link text per added prose char  # stop climbing when the junk an ancestor adds exceeds the prose
-LINK_BLOCK = 0.5  # a text block with more link text than this is a link block
-INLINE_LINK = 0.3  # weight of links inside prose in link density  # below this many characters the result counts as a miss and a looser pass runs
 
+# Parameters, fitted on the development sets (aeb, cleaneval-dev, cleanportaleval) together.
+MIN_VOTE_TEXT = 25  # a text block shorter than this does not vote (nor count as prose)
+LINK_BLOCK = 0.5  # a text block with more link text than this share is a link block
+INLINE_LINK = 0.3  # weight of links inside prose in link density
+LEVELS = (1.0, 0.5, 1 / 6)  # share of a block's vote for its container, the next ancestor, ...
+# Text straight in these (a div of <br> lines, <body> itself) votes for the element itself.
+SELF_VOTE = frozenset({"body", "html", "div", "td", "section", "article", "main"})
+BIG_SHARE = 0.4  # an element holding this share of the page's text is a wrapper, not furniture
+JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this much junk per prose char
+CLIMB_LINK = 0.3  # ... and at most this much link text per prose char (teaser lists bring links)
+JUNK_STOP = 1.0  # stop climbing once the junk added exceeds the prose
+SIBLING_SHARE = 0.2  # siblings scoring this share of the best candidate join the article
+JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, plain, any name
+REMOVE_SHARE = 0.5  # named furniture inside the article is kept if it holds this share of it
+CREDIT_MAX = 200  # elements named credit/copyright are dropped up to this many characters
+MIN_TEXT = 250  # a strict result shorter than this is a miss: a looser pass runs
 
 def _names(dom: Dom, i: int) -> str:
     a = dom.attrs[i]
@@ -164,8 +171,6 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
     # 1. furniture mask (top-down) and the text block owner of every node
     dead, owner = _furniture(dom, f, strict)
 
-    if DEBUG is not None:
-        DEBUG[f'dead{strict}'] = dead
     # 2. text per owner (a text block), then live text and "boilerplate link" text per subtree:
     # a block that is mostly link text counts whole, links inside prose count a little.
     own_tl: dict[int, int] = {}
@@ -183,7 +188,7 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
     prose = [0] * n  # text of prose blocks (those that vote)
     for b, length in own_tl.items():
         live[b] = length
-        if length >= 25 and tags[b] not in HEADINGS and own_ll[b] <= LINK_BLOCK * length:
+        if length >= MIN_VOTE_TEXT and tags[b] not in HEADINGS and own_ll[b] <= LINK_BLOCK * length:
             prose[b] = length
         k = own_ll[b]
         blink[b] = length if k > LINK_BLOCK * length else k * INLINE_LINK
@@ -199,7 +204,7 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
     # 3. votes for ancestors
     votes: dict[int, float] = {}
     for b, length in own_tl.items():
-        if length < 25 or tags[b] in HEADINGS:
+        if length < MIN_VOTE_TEXT or tags[b] in HEADINGS:
             continue
         if own_ll[b] > LINK_BLOCK * length:
             continue
@@ -243,72 +248,51 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
         if dp > 0 and dj <= JUNK_RATIO * dp and lraw[a] - lraw[top] <= CLIMB_LINK * dp:
             top, base_prose, base_junk = a, prose[a], live[a] - prose[a]
         a = parent[a]
-    if DEBUG is not None:
-        DEBUG[f'top{strict}'] = top
-        DEBUG[f'best{strict}'] = best
-    # 4. the article: top candidate plus siblings scoring close to it
+    # 4. the article: top candidate plus siblings scoring close to it (or sharing its class), and
+    # sibling paragraphs, lists, quotes and headings that are not links
     roots = [top]
     p = parent[top]
     if p >= 0:
-        threshold = max(10.0, best_score * 0.2)
-        tw = weight.get(top, 0)
+        threshold = max(10.0, best_score * SIBLING_SHARE)
+        top_names = _names(dom, top) if weight.get(top) else ""
         for s in dom.children(p):
             if s == top or tags[s] == TEXT or dead[s]:
-                if tags[s] == TEXT and tl[s] and not dead[s]:
-                    pass
                 continue
-            ok = False
             sc = score.get(s)
-            bonus = 0.0
-            if tw and _names(dom, s) and _names(dom, s) == _names(dom, top):
-                bonus = best_score * 0.2
+            bonus = best_score * SIBLING_SHARE if top_names and _names(dom, s) == top_names else 0.0
             if sc is not None and sc + bonus >= threshold:
-                ok = True
-            elif tags[s] in ("p", "pre", "blockquote", "ul", "ol", "table") or tags[s] in HEADINGS:
+                roots.append(s)
+            elif tags[s] in _SIBLING_TAGS:
                 t = tl[s]
                 ld = ll[s] / t if t else 1.0
-                if t > 80 and ld < 0.25:
-                    ok = True
-                elif 0 < t <= 80 and ld == 0:
-                    ok = True
-            if ok:
-                roots.append(s)
+                if (t > 80 and ld < 0.25) or (0 < t <= 80 and ld == 0):
+                    roots.append(s)
     roots.sort()
 
-    # 5. keep the text of the roots, minus furniture and link-heavy widgets, the page title
-    # repeated as a heading, ad labels, and text repeated verbatim (gallery captions)
+    # 5. keep the text of the roots, minus furniture, link-heavy widgets, named furniture (share
+    # bars, bylines, tag lists), the page title repeated as a heading, ad labels and photo credits
     keep = [False] * n
     kept_len = 0
-    title = " ".join(dom.title().split()).lower() if DROP_TITLE else ""
+    title = " ".join(dom.title().split()).lower()
     texts = dom.text
-    seen: set[str] = set()
     for r in roots:
         j, stop = r, ends[r]
+        limit = REMOVE_SHARE * tl[r]
         while j < stop:
             t = tags[j]
             if dead[j] or skipped[j]:
                 j = ends[j]
                 continue
             if t == TEXT:
-                if tl[j]:
-                    k = tl[j]
-                    if k <= 45 and AD_LABEL.match(texts[j]) or k <= 80 and CREDIT_LINE.search(texts[j]):
-                        j += 1
-                        continue
-                    if DEDUP and k >= 40:
-                        key = texts[j].strip()
-                        if key in seen:
-                            j += 1
-                            continue
-                        seen.add(key)
+                k = tl[j]
+                if k and not ((k <= 45 and AD_LABEL.match(texts[j]))
+                              or (k <= 80 and CREDIT_LINE.search(texts[j]))):
                     keep[j] = True
                     kept_len += k
                 j += 1
                 continue
-            if t in DROP_TAGS or (j != r and (
-                    (_junk(dom, j, live, blink, cm, weight) if JUNK_BLINK else _junk(dom, j, tl, ll, cm, weight))
-                    or _removable(dom, j, tl, f.images, REMOVE_SHARE * tl[r])
-                    or (CARDS and t in _CARD_PARENTS and tl[j] <= CARD_SHARE * tl[r] and _cards(dom, j, f)))):
+            if t in DROP_TAGS or (j != r and (_junk(dom, j, live, blink, cm, weight)
+                                              or _removable(dom, j, tl, limit))):
                 j = ends[j]
                 continue
             if title and t in ("h1", "h2") and tl[j] >= 10 and ends[j] - j <= 64:
@@ -318,8 +302,7 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
                     j = ends[j]
                     continue
             j += 1
-    if TRIM_EDGES:
-        kept_len -= _trim_edges(dom, keep, owner, prose, tl)
+    kept_len -= _trim_edges(dom, keep, owner, prose)
     if kept_len < MIN_TEXT and strict:
         return None
     if kept_len == 0:
@@ -327,86 +310,61 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
     return keep
 
 
-# Inside the article: captions, credits, share bars, bylines and tag lists are not its text.
+_SIBLING_TAGS = frozenset({"p", "pre", "blockquote", "ul", "ol", "table", "h1", "h2", "h3", "h4",
+                           "h5", "h6"})
+# Inside the article: share bars, bylines, dates, tag lists, galleries are not its text; nor are
+# figure captions (<figcaption>) and photo credits. (Other captions stay: most annotators keep them.)
 DROP_TAGS = frozenset({"figcaption"})
 _REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|gallery|slideshow|carousel|"
                      r"lightbox|\btags?\b|byline|author|"
                      r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
-# Photo credits are dropped when short (captions stay: most annotators count them as text).
-_CAPTION = re.compile(r"credit|copyright", re.I)
-CAPTION_MAX = 200
-USE_REMOVE = True
-DROP_TITLE = True  # the article's own title (its <h1> repeats <title>) is not article text
-DEDUP = False
-REMOVE_SHARE = 0.5
-TRIM_EDGES = True
-TRIM_MAX = 0
+_CREDIT = re.compile(r"credit|copyright", re.I)
 AD_LABEL = re.compile(r"\s*(advertisement|advert|ad|sponsored|anzeige|publicité|publicidad|pubblicità|"
-                      r"story continues below( advertisement)?|continue reading( below| the main story)?)\s*[:.]?\s*$", re.I)
+                      r"story continues below( advertisement)?|continue reading( below| the main story)?)"
+                      r"\s*[:.]?\s*$", re.I)
+# Photo credit lines ("Image copyright Reuters", "Photo: AP", "(Getty Images)").
+CREDIT_LINE = re.compile(r"^\s*(image|photo|photograph|picture|foto|credit)s?\s*(copyright|credit|:|by\b|\(|©)|"
+                         r"getty\s*images|^\s*©|\bAP Photo\b", re.I)
 
 
-def _removable(dom: Dom, i: int, dom_tl: list[int], images: list[int], limit: float) -> bool:
+def _removable(dom: Dom, i: int, tl: list[int], limit: float) -> bool:
     """Named furniture inside the article, unless it holds much of the article (a wrapper)."""
-    if not USE_REMOVE:
-        return False
     names = _names(dom, i)
-    if not names or dom_tl[i] > limit or _MAYBE.search(names):
+    if not names or tl[i] > limit or _MAYBE.search(names):
         return False
     if _REMOVE.search(names):
         return True
-    # a photo caption sits beside its picture (a video's description does not)
-    return _CAPTION.search(names) is not None and dom_tl[i] <= CAPTION_MAX
+    return tl[i] <= CREDIT_MAX and _CREDIT.search(names) is not None
 
 
-def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int], tl: list[int]) -> int:
+def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int]) -> int:
     """Unkeep the short non-prose lines (dates, "Share", "Advert", "3 comments") before the first
     and after the last prose block or heading of the article; returns the characters dropped."""
-    tags = dom.tag
+    tags, texts = dom.tag, dom.text
     kept = [j for j in range(len(keep)) if keep[j]]
     dropped = 0
     for order in (kept, kept[::-1]):
         for j in order:
             b = owner[j]
-            if prose[b] or tags[b] in HEADINGS or (TRIM_MAX and tl[b] > TRIM_MAX):
+            if prose[b] or tags[b] in HEADINGS:
                 break
             keep[j] = False
-            dropped += tl[j]
+            dropped += len(texts[j].strip())
     return dropped
-
-
-_CARD_PARENTS = frozenset({"div", "section", "ul", "ol", "aside"})
-CARDS = False
-CARD_SHARE = 0.5
-MIN_CARDS = 3
-CARD_MAX_TEXT = 400  # a teaser is short; a blog index's posts are not
-
-
-def _cards(dom: Dom, i: int, f) -> bool:
-    """A teaser list: at least MIN_CARDS children alike (same tag and class), each a link with a
-    headline or a picture - "related stories", "read more" grids."""
-    tags, ll, tl = dom.tag, f.link_len, f.text_len
-    sig: dict[tuple[str, str], int] = {}
-    for c in dom.children(i):
-        t = tags[c]
-        if t == TEXT:
-            continue
-        if not (ll[c] and (f.heads[c] or f.images[c]) and tl[c] <= CARD_MAX_TEXT):
-            continue
-        k = (t, dom.get_attr(c, "class") or "")
-        sig[k] = sig.get(k, 0) + 1
-    return bool(sig) and max(sig.values()) >= MIN_CARDS
 
 
 _CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", "span", "p", "figure",
                          "center", "tbody", "tr", "td", "li"})
 
 
-def _junk(dom: Dom, i: int, tl: list[int], ll: list, cm: list[int], weight: dict[int, int]) -> bool:
-    """Readability's conditional cleaning: a container that is mostly links and little prose."""
+def _junk(dom: Dom, i: int, live: list[int], blink: list[float], cm: list[int],
+          weight: dict[int, int]) -> bool:
+    """Readability's conditional cleaning: a container that is mostly links and little prose
+    (link density counts link blocks whole and links inside prose a little)."""
     t = dom.tag[i]
     if t not in _CLEAN_TAGS:
         return False
-    text = tl[i]
+    text = live[i]
     if text == 0:
         return False
     if cm[i] >= 10:
@@ -414,7 +372,7 @@ def _junk(dom: Dom, i: int, tl: list[int], ll: list, cm: list[int], weight: dict
     w = weight.get(i)
     if w is None:
         w = _weight(_names(dom, i))
-    ld = ll[i] / text
+    ld = blink[i] / text
     if w < 0 and ld > JUNK_LD[0]:
         return True
     if w < 25 and ld > JUNK_LD[1]:
@@ -422,9 +380,6 @@ def _junk(dom: Dom, i: int, tl: list[int], ll: list, cm: list[int], weight: dict
     return ld > JUNK_LD[2]
 
 
-# Photo credit lines ("Image copyright Reuters", "Photo: AP", "(Getty Images)").
-CREDIT_LINE = re.compile(r"^\s*(image|photo|photograph|picture|foto|credit)s?\s*(copyright|credit|:|by\b|\(|©)|"
-                         r"getty\s*images|^\s*©|\bAP Photo\b", re.I)
 _LD_TYPES = re.compile(r"application/ld\+json", re.I)
 
 
