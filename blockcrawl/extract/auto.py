@@ -11,7 +11,7 @@ Readability-style scoring on the flat Dom, made O(n) (index loops, no recursion)
    block counts whole and a link inside prose counts little;
 4. the best candidate climbs to an ancestor while that adds prose and little else (an article
    split over sibling columns), not a teaser list; siblings scoring close to it join;
-5. inside, link-dense containers, named furniture, figure captions, photo credits, ad labels and
+5. inside, link-dense containers, named furniture, photo captions and credits, ad labels and
    the title heading (it repeats <title>) are dropped, and non-prose lines at the article's edges
    are trimmed; headings, lists, tables, code and quotes that carry text stay.
 If nothing scores, the page's JSON-LD articleBody (schema.org) picks the text nodes it contains;
@@ -70,7 +70,7 @@ JUNK_STOP = 1.0  # stop climbing once the junk added exceeds the prose
 SIBLING_SHARE = 0.2  # siblings scoring this share of the best candidate join the article
 JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, plain, any name
 REMOVE_SHARE = 0.5  # named furniture inside the article is kept if it holds this share of it
-CREDIT_MAX = 200  # elements named credit/copyright are dropped up to this many characters
+CREDIT_MAX = 200  # elements named caption/credit are dropped up to this many characters
 MIN_TEXT = 250  # a strict result shorter than this is a miss: a looser pass runs
 
 def _names(dom: Dom, i: int) -> str:
@@ -313,12 +313,12 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
 _SIBLING_TAGS = frozenset({"p", "pre", "blockquote", "ul", "ol", "table", "h1", "h2", "h3", "h4",
                            "h5", "h6"})
 # Inside the article: share bars, bylines, dates, tag lists, galleries are not its text; nor are
-# figure captions (<figcaption>) and photo credits. (Other captions stay: most annotators keep them.)
+# photo captions and credits (<figcaption>, short elements named caption/credit).
 DROP_TAGS = frozenset({"figcaption"})
 _REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|gallery|slideshow|carousel|"
                      r"lightbox|\btags?\b|byline|author|"
                      r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
-_CREDIT = re.compile(r"credit|copyright", re.I)
+_CREDIT = re.compile(r"caption|credit|copyright", re.I)
 AD_LABEL = re.compile(r"\s*(advertisement|advert|ad|sponsored|anzeige|publicité|publicidad|pubblicità|"
                       r"story continues below( advertisement)?|continue reading( below| the main story)?)"
                       r"\s*[:.]?\s*$", re.I)
