@@ -215,3 +215,21 @@ def test_tiny_page_without_article_keeps_its_text():
 def test_deep_inline_nesting(html):
     doc = blockcrawl.extract(html)
     assert doc.text.startswith(("word", "x"))
+
+
+def test_photo_captions_credits_and_ad_labels_dropped():
+    figure = ('<figure><img src="/a.jpg"><figcaption>Boats on Main Street on Tuesday.</figcaption></figure>'
+              '<div class="image-caption">Sandbags at the fairground</div>'
+              '<p>Photo: Jane Doe / Gazette</p><div>Advertisement</div>')
+    doc = blockcrawl.extract(article_page(figure))
+    for gone in ("Boats on Main Street", "Sandbags at the fairground", "Jane Doe", "Advertisement"):
+        assert gone not in doc.text, gone
+    assert PROSE[3] in doc.text
+
+
+def test_title_heading_repeating_the_page_title_is_dropped():
+    page = article_page().replace("<title>Flood - The Valley Gazette</title>",
+                                  "<title>Flood reaches the lower town | The Valley Gazette</title>")
+    doc = blockcrawl.extract(page)
+    assert "Flood reaches the lower town" not in doc.text
+    assert "What comes next" in doc.text and PROSE[0] in doc.text
