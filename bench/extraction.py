@@ -33,12 +33,17 @@ def selector_algorithms() -> list[str]:
     """Registered algorithms that work page by page (those exposing only select_site are skipped)."""
     names = []
     for name, target in ALGORITHMS.items():
-        module, func = target.split(":")
+        module_name, func = target.split(":")
         try:
-            if callable(getattr(importlib.import_module(module), func, None)):
-                names.append(name)
+            module = importlib.import_module(module_name)
         except ImportError as e:
             print(f"skipping {name}: {e}", file=sys.stderr)
+            continue
+        site_only = func == "select_site" or (hasattr(module, "select_site") and not hasattr(module, "select"))
+        if site_only:
+            print(f"skipping {name}: needs a set of pages (select_site)", file=sys.stderr)
+        elif callable(getattr(module, func, None)):
+            names.append(name)
     return names
 
 
@@ -59,18 +64,25 @@ def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bo
         gold = score.load_gold(str(data), ds)
         preds: dict[str, dict[str, str]] = {name: {} for name in extractors}
         times: dict[str, list[float]] = {name: [] for name in extractors}
+        errors: dict[str, int] = {name: 0 for name in extractors}
         for rec in gold:
             html = score.read_page(str(data), ds, rec)
             for name, fn in extractors.items():
                 t0 = time.perf_counter()
-                text = fn(html, rec.get("url"))
+                try:
+                    text = fn(html, rec.get("url"))
+                except Exception as e:  # an extractor failing on a page scores it as empty
+                    errors[name] += 1
+                    if errors[name] == 1:
+                        print(f"{name} failed on {ds}/{rec['id']}: {e!r}", file=sys.stderr)
+                    text = ""
                 times[name].append(time.perf_counter() - t0)
                 preds[name][rec["id"]] = text
         for name in extractors:
             res = score.score(ds, preds[name], gold=gold)
             rows.append({"dataset": ds, "extractor": name, "f1": res["f1"], "precision": res["precision"],
                          "recall": res["recall"], "ms": 1000 * statistics.median(times[name]),
-                         "docs": len(gold)})
+                         "docs": len(gold), "errors": errors[name]})
             if predictions:
                 predictions.mkdir(parents=True, exist_ok=True)
                 with open(predictions / f"{ds}.{name}.jsonl", "w", encoding="utf-8") as f:
@@ -82,7 +94,8 @@ def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bo
 def table(rows: list[dict]) -> str:
     out = ["| dataset | extractor | F1 | P | R | median ms/page |", "|---|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {r['dataset']} | {r['extractor']} | {r['f1']:.3f} | {r['precision']:.3f} | "
+        failed = f" ({r['errors']} pages failed)" if r["errors"] else ""
+        out.append(f"| {r['dataset']} | {r['extractor']}{failed} | {r['f1']:.3f} | {r['precision']:.3f} | "
                    f"{r['recall']:.3f} | {r['ms']:.1f} |")
     return "\n".join(out)
 
