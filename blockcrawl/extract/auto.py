@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from ..parse import TEXT, Dom
 from .features import Features, compute
@@ -83,6 +84,23 @@ def _names(dom: Dom, i: int) -> str:
     return c or d or ""
 
 
+# Class/id strings repeat across a page and across a site's pages: classify each string once.
+@lru_cache(maxsize=8192)
+def _unlikely(names: str) -> bool:
+    return _UNLIKELY.search(names) is not None and _MAYBE.search(names) is None
+
+
+@lru_cache(maxsize=8192)
+def _name_kind(names: str) -> int:
+    """0: no furniture name or a content name, 1: furniture (share, byline...), 2: caption/credit."""
+    if _MAYBE.search(names):
+        return 0
+    if _REMOVE.search(names):
+        return 1
+    return 2 if _CREDIT.search(names) else 0
+
+
+@lru_cache(maxsize=8192)
 def _weight(names: str) -> int:
     if not names:
         return 0
@@ -158,7 +176,7 @@ def _furniture(dom: Dom, f: Features, strict: bool) -> tuple[list[bool], list[in
             continue
         if strict:
             names = _names(dom, i)
-            if names and _UNLIKELY.search(names) and not _MAYBE.search(names):
+            if names and _unlikely(names):
                 dead[i] = True
     return dead, owner
 
@@ -330,11 +348,10 @@ CREDIT_LINE = re.compile(r"^\s*(image|photo|photograph|picture|foto|credit)s?\s*
 def _removable(dom: Dom, i: int, tl: list[int], limit: float) -> bool:
     """Named furniture inside the article, unless it holds much of the article (a wrapper)."""
     names = _names(dom, i)
-    if not names or tl[i] > limit or _MAYBE.search(names):
+    if not names or tl[i] > limit:
         return False
-    if _REMOVE.search(names):
-        return True
-    return tl[i] <= CREDIT_MAX and _CREDIT.search(names) is not None
+    kind = _name_kind(names)
+    return kind == 1 or (kind == 2 and tl[i] <= CREDIT_MAX)
 
 
 def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int]) -> int:

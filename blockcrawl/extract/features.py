@@ -21,21 +21,25 @@ def compute(dom: Dom) -> Features:
     n = len(dom)
     tags, texts, parent, skipped = dom.tag, dom.text, dom.parent, dom.skipped
     in_link = [False] * n
-    for i in range(n):
-        p = parent[i]
-        in_link[i] = tags[i] == "a" or (p >= 0 and in_link[p])
     tl = [0] * n
     ll = [0] * n
     cm = [0] * n
     for i in range(n):
-        if tags[i] == TEXT and not skipped[i]:
+        tag = tags[i]
+        if tag == TEXT:
+            if skipped[i]:
+                continue
             t = texts[i]
             k = len(t.strip())
             if k:
                 tl[i] = k
                 cm[i] = t.count(",") + t.count("\uff0c") + t.count("\u3001")
-                if in_link[i]:
+                p = parent[i]
+                if p >= 0 and in_link[p]:
                     ll[i] = k
+        else:
+            p = parent[i]
+            in_link[i] = tag == "a" or (p >= 0 and in_link[p])
     for i in range(n - 1, 0, -1):
         if tl[i]:
             p = parent[i]
