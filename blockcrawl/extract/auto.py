@@ -68,6 +68,10 @@ BIG_SHARE = 0.4  # an element holding this share of the page's text is a wrapper
 JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this much junk per prose char
 CLIMB_LINK = 0.3  # ... and at most this much link text per prose char (teaser lists bring links)
 JUNK_STOP = 1.0  # stop climbing once the junk added exceeds the prose
+# An ancestor that at least triples the prose (a forum thread's posts, a list of entries) may bring
+# more junk (user names, dates) per prose char.
+GROW = 2.0
+JUNK_RATIO_BIG = 0.5
 SIBLING_SHARE = 0.2  # siblings scoring this share of the best candidate join the article
 JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, plain, any name
 REMOVE_SHARE = 0.5  # named furniture inside the article is kept if it holds this share of it
@@ -263,7 +267,8 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
         if dj > JUNK_STOP * (base_prose + dp):
             break
         # teaser lists (headline link + excerpt) look like prose but bring their links along
-        if dp > 0 and dj <= JUNK_RATIO * dp and lraw[a] - lraw[top] <= CLIMB_LINK * dp:
+        ratio = JUNK_RATIO_BIG if dp >= GROW * base_prose else JUNK_RATIO
+        if dp > 0 and dj <= ratio * dp and lraw[a] - lraw[top] <= CLIMB_LINK * dp:
             top, base_prose, base_junk = a, prose[a], live[a] - prose[a]
         a = parent[a]
     # 4. the article: top candidate plus siblings scoring close to it (or sharing its class), and
