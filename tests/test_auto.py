@@ -233,3 +233,14 @@ def test_title_heading_repeating_the_page_title_is_dropped():
     doc = blockcrawl.extract(page)
     assert "Flood reaches the lower town" not in doc.text
     assert "What comes next" in doc.text and PROSE[0] in doc.text
+
+
+def test_forum_thread_keeps_every_post():
+    posts = "".join(
+        f'<div class="post"><div class="meta"><a href="/u/{i}">member{i}</a> posted on 12 May</div>'
+        f'<div class="msg"><p>{p}</p></div></div>' for i, p in enumerate(PROSE))
+    page = f"<html><body>{NAV}<div id='thread'>{posts}</div>{SIDEBAR}{FOOTER}</body></html>"
+    doc = blockcrawl.extract(page)
+    for p in PROSE:
+        assert p in doc.text
+    assert "Another story" not in doc.text and "Copyright" not in doc.text
