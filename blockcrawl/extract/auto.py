@@ -361,14 +361,16 @@ def _removable(dom: Dom, i: int, tl: list[int], limit: float) -> bool:
 
 def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int]) -> int:
     """Unkeep the short non-prose lines (dates, "Share", "Advert", "3 comments") before the first
-    and after the last prose block or heading of the article; returns the characters dropped."""
+    prose block or heading of the article, and those after its last prose block, headings
+    included ("Related content", "Comments" with nothing under them); returns the characters
+    dropped."""
     tags, texts = dom.tag, dom.text
     kept = [j for j in range(len(keep)) if keep[j]]
     dropped = 0
-    for order in (kept, kept[::-1]):
+    for order, keep_heads in ((kept, True), (kept[::-1], False)):
         for j in order:
             b = owner[j]
-            if prose[b] or tags[b] in HEADINGS:
+            if prose[b] or (keep_heads and tags[b] in HEADINGS):
                 break
             keep[j] = False
             dropped += len(texts[j].strip())
