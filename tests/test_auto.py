@@ -244,3 +244,10 @@ def test_forum_thread_keeps_every_post():
     for p in PROSE:
         assert p in doc.text
     assert "Another story" not in doc.text and "Copyright" not in doc.text
+
+
+def test_heading_left_empty_at_the_end_is_trimmed():
+    tail = '<h3>You may also like</h3><div class="teasers"><a href="/x">Other story</a></div><p>Share</p>'
+    doc = blockcrawl.extract(article_page(tail))
+    assert "You may also like" not in doc.text and "Share" not in doc.text.split("\n")
+    assert 'level = read_gauge("upper-bridge")' in doc.text
