@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 
 from .chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, Deduper, Tokenizer, chunk_blocks, chunk_plain, default_tokenizer
 from .extract import blocks_from_dom, dom_text
+from .extract.api import blocks_text
+from .extract.registry import get_selector
 from .parse import Dom, load
 from .records import Block, Chunk
 
-MODES = ("blocks", "plain", "text")
+MODES = ("blocks", "plain", "text", "main")
 # A main-content selector: which nodes of the page to keep (None keeps everything).
 Selector = Callable[[Dom], Sequence[bool] | None]
 
@@ -30,24 +32,27 @@ class SitePipeline:
     def __init__(self, mode: str = "blocks", chunk_size: int = DEFAULT_SIZE,
                  overlap: int = DEFAULT_OVERLAP, tokenizer: Tokenizer | None = None,
                  dedup: bool = True, near_dedup: bool = True, full_path: bool = False,
-                 selector: Selector | None = None) -> None:
+                 selector: Selector | None = None, algorithm: str = "auto") -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}")
         self.mode, self.chunk_size, self.overlap = mode, chunk_size, overlap
         self.tokenizer = tokenizer or default_tokenizer()
         self.deduper = Deduper(near=near_dedup) if dedup else None
+        if mode == "main" and selector is None:
+            selector = get_selector(algorithm)
         self.full_path, self.selector = full_path, selector
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
         dom = load(html, url, content_type)
         title = dom.title()
-        if self.mode != "blocks":
+        if self.mode in ("plain", "text"):
             text = dom_text(dom)
             chunks = chunk_plain(text, url, self.chunk_size, self.overlap, self.tokenizer) if self.mode == "plain" else []
             return PageResult(url, title, text, chunks=chunks)
-        keep = self.selector(dom) if self.selector else None
+        keep = self.selector(dom) if self.selector and len(dom) else None
         blocks = blocks_from_dom(dom, keep=keep, full_path=self.full_path)
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)
-        text = "\n\n".join(b.text for b in new)
+        # main mode: the article's text, each heading once (blocks_text); blocks mode: block texts
+        text = blocks_text(new) if self.mode == "main" else "\n\n".join(b.text for b in new)
         return PageResult(url, title, text, new, chunks, len(blocks) - len(new))

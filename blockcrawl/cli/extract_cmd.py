@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
+from ..extract.registry import ALGORITHMS
 from ..pipeline import MODES, PageResult, SitePipeline
 
 USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"
@@ -21,6 +22,8 @@ EXAMPLES = """examples:
   blockcrawl extract site/ --format markdown        every .html under site/, duplicates kept once
   blockcrawl extract a.html b.html --chunk-size 100 --overlap 20
   blockcrawl extract page.html --mode text          plain text of each page (seed 002)
+  blockcrawl extract page.html --mode main --format text   main content only (algorithm auto)
+  blockcrawl extract page.html --mode main --algorithm all    main mode without filtering
   blockcrawl extract page.html --mode plain         baseline: whole text cut into fixed chunks
   curl -s https://example.org | blockcrawl extract -
 
@@ -37,8 +40,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("inputs", nargs="+", metavar="FILE_OR_URL",
                    help="HTML file, folder of .html files, http(s) URL, or - for standard input")
     p.add_argument("--mode", choices=MODES, default="blocks",
-                   help="blocks: a block per section, chunked (default); plain: whole text in fixed "
+                   help="blocks: a block per section, chunked (default); main: the same for the "
+                        "main content only (see --algorithm); plain: whole text in fixed "
                         "chunks (baseline); text: the page's plain text")
+    p.add_argument("--algorithm", default="auto", metavar="NAME",
+                   help="main-content algorithm for --mode main: " + ", ".join(sorted(ALGORITHMS))
+                        + " (default auto)")
     p.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, metavar="N",
                    help=f"maximum tokens per chunk (default {DEFAULT_SIZE})")
     p.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M",
@@ -116,7 +123,11 @@ def run(args: argparse.Namespace) -> int:
     if args.chunk_size < 1 or not 0 <= args.overlap < args.chunk_size:
         print("blockcrawl extract: need --chunk-size >= 1 and 0 <= --overlap < --chunk-size", file=sys.stderr)
         return 2
-    pipe = SitePipeline(mode=args.mode, chunk_size=args.chunk_size, overlap=args.overlap,
+    if args.algorithm not in ALGORITHMS:
+        print(f"blockcrawl extract: unknown algorithm {args.algorithm!r}; choose from "
+              f"{', '.join(sorted(ALGORITHMS))}", file=sys.stderr)
+        return 2
+    pipe = SitePipeline(mode=args.mode, algorithm=args.algorithm, chunk_size=args.chunk_size, overlap=args.overlap,
                         tokenizer=get_tokenizer(args.tokenizer), dedup=not args.no_dedup,
                         full_path=args.full_path)
     failures = 0

@@ -13,6 +13,7 @@ Selector = Callable[[Dom], Sequence[bool] | None]
 # name -> "module:function", imported on first use so that `blockcrawl extract` starts fast.
 ALGORITHMS: dict[str, str] = {
     "all": "blockcrawl.extract.registry:keep_all",
+    "auto": "blockcrawl.extract.auto:select",
 }
 
 

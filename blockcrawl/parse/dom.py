@@ -17,8 +17,9 @@ from html.parser import HTMLParser as _StdTokenizer
 
 TEXT = "#text"
 # Elements whose text is not page text.
+# (<object> is not here: its children are the fallback content browsers show without the plugin.)
 SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title", "svg", "math",
-                       "iframe", "object", "canvas", "select", "textarea"})
+                       "iframe", "canvas", "select", "textarea"})
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
 DEEP_LIMIT = 2000  # nesting depth above which the linear fallback builder is used

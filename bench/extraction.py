@@ -1,0 +1,138 @@
+"""Main-content extraction benchmark: every registered algorithm beside trafilatura, same process.
+
+Reads the development sets of the shared benchmark (../shared/bench/data relative to the repository,
+or --bench DIR / $BLOCKCRAWL_BENCH) and scores with its score.py (4-gram shingle P/R/F1).
+Each page is run through every extractor in turn, so machine noise hits all of them alike; the
+time is the whole call from raw bytes (decode + parse + select + blocks + text for blockcrawl).
+
+    python bench/extraction.py                     # all sets, all algorithms + trafilatura
+    python bench/extraction.py --datasets aeb --algorithms auto --predictions out/
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from blockcrawl.extract.api import extract  # noqa: E402
+from blockcrawl.extract.registry import ALGORITHMS  # noqa: E402
+
+DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
+DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval")
+
+
+def selector_algorithms() -> list[str]:
+    """Registered algorithms that work page by page (those exposing only select_site are skipped)."""
+    names = []
+    for name, target in ALGORITHMS.items():
+        module_name, func = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as e:
+            print(f"skipping {name}: {e}", file=sys.stderr)
+            continue
+        site_only = func == "select_site" or (hasattr(module, "select_site") and not hasattr(module, "select"))
+        if site_only:
+            print(f"skipping {name}: needs a set of pages (select_site)", file=sys.stderr)
+        elif callable(getattr(module, func, None)):
+            names.append(name)
+    return names
+
+
+def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bool,
+        predictions: Path | None) -> list[dict]:
+    sys.path.insert(0, str(bench))
+    import score  # the shared scorer
+
+    data = bench / "data"
+    extractors = {name: (lambda html, url, name=name: extract(html, url, algorithm=name).text)
+                  for name in algorithms}
+    if trafilatura:
+        import trafilatura as traf
+
+        extractors["trafilatura"] = lambda html, url: traf.extract(html, url=url) or ""
+    rows = []
+    for ds in datasets:
+        gold = score.load_gold(str(data), ds)
+        preds: dict[str, dict[str, str]] = {name: {} for name in extractors}
+        times: dict[str, list[float]] = {name: [] for name in extractors}
+        errors: dict[str, int] = {name: 0 for name in extractors}
+        for rec in gold:
+            html = score.read_page(str(data), ds, rec)
+            for name, fn in extractors.items():
+                t0 = time.perf_counter()
+                try:
+                    text = fn(html, rec.get("url"))
+                except Exception as e:  # an extractor failing on a page scores it as empty
+                    errors[name] += 1
+                    if errors[name] == 1:
+                        print(f"{name} failed on {ds}/{rec['id']}: {e!r}", file=sys.stderr)
+                    text = ""
+                times[name].append(time.perf_counter() - t0)
+                preds[name][rec["id"]] = text
+        for name in extractors:
+            res = score.score(ds, preds[name], gold=gold)
+            rows.append({"dataset": ds, "extractor": name, "f1": res["f1"], "precision": res["precision"],
+                         "recall": res["recall"], "ms": 1000 * statistics.median(times[name]),
+                         "docs": len(gold), "errors": errors[name]})
+            if predictions:
+                predictions.mkdir(parents=True, exist_ok=True)
+                with open(predictions / f"{ds}.{name}.jsonl", "w", encoding="utf-8") as f:
+                    for i, text in preds[name].items():
+                        f.write(json.dumps({"id": i, "text": text}, ensure_ascii=False) + "\n")
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    out = ["| dataset | extractor | F1 | P | R | median ms/page |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        failed = f" ({r['errors']} pages failed)" if r["errors"] else ""
+        out.append(f"| {r['dataset']} | {r['extractor']}{failed} | {r['f1']:.3f} | {r['precision']:.3f} | "
+                   f"{r['recall']:.3f} | {r['ms']:.1f} |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description="Score blockcrawl's main-content algorithms and trafilatura on the shared "
+                    "development sets. Reads ../shared/bench (data/ and score.py) next to the "
+                    "repository unless --bench or $BLOCKCRAWL_BENCH says otherwise.")
+    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH,
+                    help="benchmark folder holding score.py and data/ (default: %(default)s)")
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), metavar="NAME")
+    ap.add_argument("--algorithms", nargs="+", metavar="NAME",
+                    help="algorithms to run (default: every registered page-level algorithm)")
+    ap.add_argument("--no-trafilatura", action="store_true", help="skip the trafilatura peer")
+    ap.add_argument("--predictions", type=Path, metavar="DIR",
+                    help="also write DIR/<dataset>.<extractor>.jsonl ({id, text} per page)")
+    args = ap.parse_args(argv)
+    if not (args.bench / "score.py").exists():
+        print(f"extraction bench: no score.py under {args.bench} (use --bench DIR)", file=sys.stderr)
+        return 2
+    algorithms = args.algorithms or selector_algorithms()
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if unknown:
+        print(f"extraction bench: unknown algorithm(s) {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    rows = run(args.bench, args.datasets, algorithms, not args.no_trafilatura, args.predictions)
+    print(table(rows))
+    traf = {r["dataset"]: r["ms"] for r in rows if r["extractor"] == "trafilatura"}
+    if traf:
+        print()
+        for r in rows:
+            if r["extractor"] != "trafilatura" and r["dataset"] in traf:
+                print(f"{r['dataset']:16s} {r['extractor']:10s} time / trafilatura's = "
+                      f"{r['ms'] / traf[r['dataset']]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

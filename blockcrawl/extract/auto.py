@@ -1,0 +1,454 @@
+"""`auto`: the default main-content selector, a keep mask for blocks_from_dom.
+
+Readability-style scoring on the flat Dom, made O(n) (index loops, no recursion):
+1. per-node aggregates in one bottom-up pass: text, link text, commas per subtree;
+2. page furniture is masked out: nav/aside/footer/button elements, forms, hidden elements, and
+   elements whose class/id name a menu, sidebar, comment list, share bar, ad, cookie banner...
+   (a wrapper holding most of the page's text never counts as furniture);
+3. each text block (the text a block-level element owns) votes for its container and ancestors
+   with 1 + commas + length/100; a candidate's score is its votes, adjusted by tag and class/id
+   ("article", "content" up; "comment", "sidebar" down), times 1 - link density, where a link
+   block counts whole and a link inside prose counts little;
+4. the best candidate climbs to an ancestor while that adds prose and little else (an article
+   split over sibling columns), not a teaser list; siblings scoring close to it join;
+5. inside, link-dense containers, named furniture, photo captions and credits, ad labels and
+   the title heading (it repeats <title>) are dropped, and non-prose lines at the article's edges
+   are trimmed; headings, lists, tables, code and quotes that carry text stay.
+If nothing scores, the page's JSON-LD articleBody (schema.org) picks the text nodes it contains;
+failing that, the text outside page furniture is kept.
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from ..parse import TEXT, Dom
+from .features import Features, compute
+
+# Elements that own the text inside them (a text block).
+OWNER_TAGS = frozenset({
+    "p", "div", "td", "th", "li", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "section",
+    "article", "main", "dd", "dt", "figcaption", "caption", "body", "table", "ul", "ol", "dl", "form",
+    "header", "footer", "nav", "aside", "center", "address", "details", "summary", "figure", "tr",
+    "legend", "fieldset", "html",
+})
+# Page furniture by element name.
+FURNITURE_TAGS = frozenset({"nav", "aside", "footer", "button", "dialog", "menu", "select",
+                            "input", "label", "option"})
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+_UNLIKELY = re.compile(
+    r"-ad-|\bads?\b|advert|banner|breadcrumb|combx|comment|communit|cookie|consent|gdpr|disqus|"
+    r"(?<![a-z])foot(?![a-z])|"
+    r"footer|masthead|menu|navbar|\bnav\b|navigation|related|recommend|remark|replies|rss|shoutbox|"
+    r"sidebar|skyscraper|social|sponsor|share|sharing|pagination|pager|popup|modal|newsletter|"
+    r"subscribe|signup|promo|outbrain|taboola|widget|toolbar|login|byline|author-bio|tags?-?list|"
+    r"trending|most-?popular|breaking|skip-?link|print-?only|more-?(news|stories|posts|articles)|"
+    r"also-?like|you-?might|read-?next|up-?next|latest-?(news|posts|stories)", re.I)
+_MAYBE = re.compile(r"and|article|body|column|content|main|shadow|story|entry|post|embed", re.I)
+_POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|"
+                       r"prose|rich-?text", re.I)
+_NEGATIVE = re.compile(
+    r"-ad-|hidden|\bhid\b|banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|"
+    r"media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|"
+    r"tags|tool|widget|nav|menu|social|caption|credit", re.I)
+_TAG_BASE = {"div": 5, "article": 8, "main": 5, "section": 2, "pre": 3, "td": 3, "blockquote": 3,
+             "address": -3, "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3,
+             "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
+
+# Parameters, fitted on the development sets (aeb, cleaneval-dev, cleanportaleval) together.
+MIN_VOTE_TEXT = 25  # a text block shorter than this does not vote (nor count as prose)
+LINK_BLOCK = 0.5  # a text block with more link text than this share is a link block
+INLINE_LINK = 0.3  # weight of links inside prose in link density
+LEVELS = (1.0, 0.5, 1 / 6)  # share of a block's vote for its container, the next ancestor, ...
+# Text straight in these (a div of <br> lines, <body> itself) votes for the element itself.
+SELF_VOTE = frozenset({"body", "html", "div", "td", "section", "article", "main"})
+BIG_SHARE = 0.4  # an element holding this share of the page's text is a wrapper, not furniture
+JUNK_RATIO = 0.2  # an ancestor joins the article if it adds at most this much junk per prose char
+CLIMB_LINK = 0.3  # ... and at most this much link text per prose char (teaser lists bring links)
+JUNK_STOP = 1.0  # stop climbing once the junk added exceeds the prose
+# An ancestor that at least triples the prose (a forum thread's posts, a list of entries) may bring
+# more junk (user names, dates) per prose char.
+GROW = 2.0
+JUNK_RATIO_BIG = 0.5
+SIBLING_SHARE = 0.2  # siblings scoring this share of the best candidate join the article
+JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, plain, any name
+REMOVE_SHARE = 0.5  # named furniture inside the article is kept if it holds this share of it
+CREDIT_MAX = 200  # elements named caption/credit are dropped up to this many characters
+MIN_TEXT = 250  # a strict result shorter than this is a miss: a looser pass runs
+
+def _names(dom: Dom, i: int) -> str:
+    a = dom.attrs[i]
+    if not a:
+        return ""
+    c, d = a.get("class"), a.get("id")
+    if c and d:
+        return c + " " + d
+    return c or d or ""
+
+
+# Class/id strings repeat across a page and across a site's pages: classify each string once.
+@lru_cache(maxsize=8192)
+def _unlikely(names: str) -> bool:
+    return _UNLIKELY.search(names) is not None and _MAYBE.search(names) is None
+
+
+@lru_cache(maxsize=8192)
+def _name_kind(names: str) -> int:
+    """0: no furniture name or a content name, 1: furniture (share, byline...), 2: caption/credit."""
+    if _MAYBE.search(names):
+        return 0
+    if _REMOVE.search(names):
+        return 1
+    return 2 if _CREDIT.search(names) else 0
+
+
+@lru_cache(maxsize=8192)
+def _weight(names: str) -> int:
+    if not names:
+        return 0
+    w = 0
+    if _NEGATIVE.search(names):
+        w -= 25
+    if _POSITIVE.search(names):
+        w += 25
+    return w
+
+
+def _hidden(a: dict[str, str] | None) -> bool:
+    if not a:
+        return False
+    if "hidden" in a or a.get("aria-hidden") == "true":
+        return True
+    st = a.get("style")
+    return bool(st) and ("display:none" in st.replace(" ", "").lower()
+                         or "visibility:hidden" in st.replace(" ", "").lower())
+
+
+def select(dom: Dom) -> list[bool] | None:
+    """Keep mask of the page's main content (all False if the page has no text)."""
+    n = len(dom)
+    if n == 0:
+        return []
+    f = compute(dom)
+    keep = _select(dom, f, strict=True)
+    if keep is None:
+        keep = _select(dom, f, strict=False)
+    if keep is None:
+        keep = _json_ld(dom)
+    if keep is None:
+        # Nothing reads like an article: keep whatever text is not page furniture.
+        dead, _ = _furniture(dom, f, strict=True)
+        tags, tl = dom.tag, f.text_len
+        keep = [tags[j] == TEXT and tl[j] > 0 and not dead[j] for j in range(n)]
+    return keep
+
+
+def _furniture(dom: Dom, f: Features, strict: bool) -> tuple[list[bool], list[int]]:
+    """(dead, owner): nodes inside page furniture, and the text block owner of every node."""
+    n = len(dom)
+    tags, parent, attrs, skipped = dom.tag, dom.parent, dom.attrs, dom.skipped
+    tl = f.text_len
+    dead = [False] * n
+    big = BIG_SHARE * tl[dom.body()]
+    owner = [0] * n
+    for i in range(n):
+        p = parent[i]
+        t = tags[i]
+        if p >= 0:
+            if dead[p]:
+                dead[i] = True
+            owner[i] = i if t in OWNER_TAGS else owner[p]
+        else:
+            owner[i] = i
+        if t == TEXT or dead[i] or skipped[i]:
+            continue
+        if t in FURNITURE_TAGS:
+            dead[i] = True
+            continue
+        if tl[i] > big:  # a wrapper of most of the page (an ASP.NET <form>) is no furniture
+            continue
+        if t == "form":
+            dead[i] = True
+            continue
+        a = attrs[i]
+        if a is None or t in ("body", "html", "a", "article", "main"):
+            continue
+        if _hidden(a):
+            dead[i] = True
+            continue
+        if strict:
+            names = _names(dom, i)
+            if names and _unlikely(names):
+                dead[i] = True
+    return dead, owner
+
+
+def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
+    n = len(dom)
+    tags, parent, ends, attrs, skipped = dom.tag, dom.parent, dom.end, dom.attrs, dom.skipped
+    tl, ll, cm = f.text_len, f.link_len, f.commas
+
+    # 1. furniture mask (top-down) and the text block owner of every node
+    dead, owner = _furniture(dom, f, strict)
+
+    # 2. text per owner (a text block), then live text and "boilerplate link" text per subtree:
+    # a block that is mostly link text counts whole, links inside prose count a little.
+    own_tl: dict[int, int] = {}
+    own_ll: dict[int, int] = {}
+    own_cm: dict[int, int] = {}
+    for j in range(n):
+        if tl[j] and tags[j] == TEXT and not dead[j]:
+            b = owner[j]
+            own_tl[b] = own_tl.get(b, 0) + tl[j]
+            own_ll[b] = own_ll.get(b, 0) + ll[j]
+            own_cm[b] = own_cm.get(b, 0) + cm[j]
+    live = [0] * n
+    blink = [0.0] * n
+    lraw = [0] * n  # live link text
+    prose = [0] * n  # text of prose blocks (those that vote)
+    for b, length in own_tl.items():
+        live[b] = length
+        if length >= MIN_VOTE_TEXT and tags[b] not in HEADINGS and own_ll[b] <= LINK_BLOCK * length:
+            prose[b] = length
+        k = own_ll[b]
+        blink[b] = length if k > LINK_BLOCK * length else k * INLINE_LINK
+        lraw[b] = k
+    for i in range(n - 1, 0, -1):
+        if live[i]:
+            p = parent[i]
+            live[p] += live[i]
+            blink[p] += blink[i]
+            lraw[p] += lraw[i]
+            prose[p] += prose[i]
+
+    # 3. votes for ancestors
+    votes: dict[int, float] = {}
+    for b, length in own_tl.items():
+        if length < MIN_VOTE_TEXT or tags[b] in HEADINGS:
+            continue
+        if own_ll[b] > LINK_BLOCK * length:
+            continue
+        s = 1 + own_cm[b] + min(length // 100, 3)
+        # A paragraph votes for its container; text straight in a container (a div of <br> lines,
+        # <body> itself) also votes for that container.
+        c = b if tags[b] in SELF_VOTE else parent[b]
+        level = 0
+        while c >= 0 and level < len(LEVELS):
+            votes[c] = votes.get(c, 0.0) + s * LEVELS[level]
+            c = parent[c]
+            level += 1
+    if not votes:
+        return None
+    score: dict[int, float] = {}
+    weight: dict[int, int] = {}
+    best, best_score = -1, float("-inf")
+    for c, v in votes.items():
+        w = _weight(_names(dom, c))
+        weight[c] = w
+        bonus = _TAG_BASE.get(tags[c], 0) + w
+        bonus = max(-v, min(v, bonus))  # names adjust a score, they cannot make one
+        t = live[c]
+        sc = (v + bonus) * (1 - (blink[c] / t if t else 0))
+        score[c] = sc
+        if sc > best_score:
+            best, best_score = c, sc
+    if best < 0:
+        return None
+    top = best
+    # Move up while an ancestor adds prose (an article split over sibling containers) and little
+    # else; climb past levels that add nothing, stop once the added junk outweighs the prose.
+    base_prose, base_junk = prose[top], live[top] - prose[top]
+    a = parent[top]
+    while a >= 0 and tags[a] != "html":
+        dp = prose[a] - base_prose
+        dj = (live[a] - prose[a]) - base_junk
+        if dj > JUNK_STOP * (base_prose + dp):
+            break
+        # teaser lists (headline link + excerpt) look like prose but bring their links along
+        ratio = JUNK_RATIO_BIG if dp >= GROW * base_prose else JUNK_RATIO
+        if dp > 0 and dj <= ratio * dp and lraw[a] - lraw[top] <= CLIMB_LINK * dp:
+            top, base_prose, base_junk = a, prose[a], live[a] - prose[a]
+        a = parent[a]
+    # 4. the article: top candidate plus siblings scoring close to it (or sharing its class), and
+    # sibling paragraphs, lists, quotes and headings that are not links
+    roots = [top]
+    p = parent[top]
+    if p >= 0:
+        threshold = max(10.0, best_score * SIBLING_SHARE)
+        top_names = _names(dom, top) if weight.get(top) else ""
+        for s in dom.children(p):
+            if s == top or tags[s] == TEXT or dead[s]:
+                continue
+            sc = score.get(s)
+            bonus = best_score * SIBLING_SHARE if top_names and _names(dom, s) == top_names else 0.0
+            if sc is not None and sc + bonus >= threshold:
+                roots.append(s)
+            elif tags[s] in _SIBLING_TAGS:
+                t = tl[s]
+                ld = ll[s] / t if t else 1.0
+                if (t > 80 and ld < 0.25) or (0 < t <= 80 and ld == 0):
+                    roots.append(s)
+    roots.sort()
+
+    # 5. keep the text of the roots, minus furniture, link-heavy widgets, named furniture (share
+    # bars, bylines, tag lists), the page title repeated as a heading, ad labels and photo credits
+    keep = [False] * n
+    kept_len = 0
+    title = " ".join(dom.title().split()).lower()
+    texts = dom.text
+    for r in roots:
+        j, stop = r, ends[r]
+        limit = REMOVE_SHARE * tl[r]
+        while j < stop:
+            t = tags[j]
+            if dead[j] or skipped[j]:
+                j = ends[j]
+                continue
+            if t == TEXT:
+                k = tl[j]
+                if k and not ((k <= 45 and AD_LABEL.match(texts[j]))
+                              or (k <= 80 and CREDIT_LINE.search(texts[j]))):
+                    keep[j] = True
+                    kept_len += k
+                j += 1
+                continue
+            if t in DROP_TAGS or (j != r and (_junk(dom, j, live, blink, cm, weight)
+                                              or _removable(dom, j, tl, limit))):
+                j = ends[j]
+                continue
+            if title and t in ("h1", "h2") and tl[j] >= 10 and ends[j] - j <= 64:
+                h = " ".join(" ".join(texts[k].split()) for k in range(j, ends[j])
+                             if tags[k] == TEXT and texts[k].strip()).lower()
+                if h and h in title:
+                    j = ends[j]
+                    continue
+            j += 1
+    kept_len -= _trim_edges(dom, keep, owner, prose)
+    if kept_len < MIN_TEXT and strict:
+        return None
+    if kept_len == 0:
+        return None
+    return keep
+
+
+_SIBLING_TAGS = frozenset({"p", "pre", "blockquote", "ul", "ol", "table", "h1", "h2", "h3", "h4",
+                           "h5", "h6"})
+# Inside the article: share bars, bylines, dates, tag lists, galleries are not its text; nor are
+# photo captions and credits (<figcaption>, short elements named caption/credit).
+DROP_TAGS = frozenset({"figcaption"})
+_REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|gallery|slideshow|carousel|"
+                     r"lightbox|\btags?\b|byline|author|"
+                     r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
+_CREDIT = re.compile(r"caption|credit|copyright", re.I)
+AD_LABEL = re.compile(r"\s*(advertisement|advert|ad|sponsored|anzeige|publicité|publicidad|pubblicità|"
+                      r"story continues below( advertisement)?|continue reading( below| the main story)?)"
+                      r"\s*[:.]?\s*$", re.I)
+# Photo credit lines ("Image copyright Reuters", "Photo: AP", "(Getty Images)").
+CREDIT_LINE = re.compile(r"^\s*(image|photo|photograph|picture|foto|credit)s?\s*(copyright|credit|:|by\b|\(|©)|"
+                         r"getty\s*images|^\s*©|\bAP Photo\b", re.I)
+
+
+def _removable(dom: Dom, i: int, tl: list[int], limit: float) -> bool:
+    """Named furniture inside the article, unless it holds much of the article (a wrapper)."""
+    names = _names(dom, i)
+    if not names or tl[i] > limit:
+        return False
+    kind = _name_kind(names)
+    return kind == 1 or (kind == 2 and tl[i] <= CREDIT_MAX)
+
+
+def _trim_edges(dom: Dom, keep: list[bool], owner: list[int], prose: list[int]) -> int:
+    """Unkeep the short non-prose lines (dates, "Share", "Advert", "3 comments") before the first
+    prose block or heading of the article, and those after its last prose block, headings
+    included ("Related content", "Comments" with nothing under them); returns the characters
+    dropped."""
+    tags, texts = dom.tag, dom.text
+    kept = [j for j in range(len(keep)) if keep[j]]
+    dropped = 0
+    for order, keep_heads in ((kept, True), (kept[::-1], False)):
+        for j in order:
+            b = owner[j]
+            if prose[b] or (keep_heads and tags[b] in HEADINGS):
+                break
+            keep[j] = False
+            dropped += len(texts[j].strip())
+    return dropped
+
+
+_CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", "span", "p", "figure",
+                         "center", "tbody", "tr", "td", "li"})
+
+
+def _junk(dom: Dom, i: int, live: list[int], blink: list[float], cm: list[int],
+          weight: dict[int, int]) -> bool:
+    """Readability's conditional cleaning: a container that is mostly links and little prose
+    (link density counts link blocks whole and links inside prose a little)."""
+    t = dom.tag[i]
+    if t not in _CLEAN_TAGS:
+        return False
+    text = live[i]
+    if text == 0:
+        return False
+    if cm[i] >= 10:
+        return False
+    w = weight.get(i)
+    if w is None:
+        w = _weight(_names(dom, i))
+    ld = blink[i] / text
+    if w < 0 and ld > JUNK_LD[0]:
+        return True
+    if w < 25 and ld > JUNK_LD[1]:
+        return True
+    return ld > JUNK_LD[2]
+
+
+_LD_TYPES = re.compile(r"application/ld\+json", re.I)
+
+
+def article_body(dom: Dom) -> str | None:
+    """The longest schema.org articleBody in the page's JSON-LD scripts, whitespace-normalised."""
+    tags, texts = dom.tag, dom.text
+    bodies: list[str] = []
+    for i in range(len(dom)):
+        if tags[i] == "script" and _LD_TYPES.search(dom.get_attr(i, "type") or ""):
+            raw = "".join(texts[k] for k in range(i + 1, dom.end[i]) if tags[k] == TEXT)
+            try:
+                _article_bodies(json.loads(raw), bodies)
+            except (ValueError, RecursionError):
+                continue
+    if not bodies:
+        return None
+    body = " ".join(max(bodies, key=len).split())
+    return body if len(body) >= 80 else None
+
+
+def _json_ld(dom: Dom) -> list[bool] | None:
+    """Keep the text nodes whose text occurs in the page's JSON-LD articleBody."""
+    body = article_body(dom)
+    if body is None:
+        return None
+    tags, texts = dom.tag, dom.text
+    keep = [False] * len(dom)
+    found = False
+    for j in range(len(dom)):
+        if tags[j] == TEXT and not dom.skipped[j]:
+            t = " ".join(texts[j].split())
+            if len(t) >= 20 and t in body:
+                keep[j] = found = True
+    return keep if found else None
+
+
+def _article_bodies(obj: object, out: list[str]) -> None:
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k == "articleBody" and isinstance(v, str):
+                    out.append(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(o, list):
+            stack.extend(o)
