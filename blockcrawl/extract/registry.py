@@ -13,7 +13,16 @@ Selector = Callable[[Dom], Sequence[bool] | None]
 # name -> "module:function", imported on first use so that `blockcrawl extract` starts fast.
 ALGORITHMS: dict[str, str] = {
     "all": "blockcrawl.extract.registry:keep_all",
+    # Tag-path algorithms (seeds 001, 003, 004); see README "Tag-path algorithms".
+    "tps": "blockcrawl.extract.tps:select",
+    "cepr": "blockcrawl.extract.cepr:select",
+    "cetr": "blockcrawl.extract.cetr:select",
+    "template": "blockcrawl.extract.template:select_site",
 }
+
+# Algorithms whose function takes a list of a site's Doms and returns one keep mask per page
+# (select_site(doms) -> list[mask]) instead of a per-page selector.
+SITE_ALGORITHMS: frozenset[str] = frozenset({"template"})
 
 
 def keep_all(dom: Dom) -> None:
