@@ -18,11 +18,12 @@ ALGORITHMS: dict[str, str] = {
     "cepr": "blockcrawl.extract.cepr:select",
     "cetr": "blockcrawl.extract.cetr:select",
     "template": "blockcrawl.extract.template:select_site",
+    "template+cepr": "blockcrawl.extract.template:select_site_cepr",
 }
 
 # Algorithms whose function takes a list of a site's Doms and returns one keep mask per page
 # (select_site(doms) -> list[mask]) instead of a per-page selector.
-SITE_ALGORITHMS: frozenset[str] = frozenset({"template"})
+SITE_ALGORITHMS: frozenset[str] = frozenset({"template", "template+cepr"})
 
 
 def keep_all(dom: Dom) -> None:
