@@ -21,11 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..parse import Dom
-from .tagpath import PathSimilarity, TagPaths, tag_paths
+from .tagpath import PathSimilarity, TagPaths, mask_from_nodes, tag_paths
 
 SIGMA = 2.0  # Gaussian over text-node positions
 LAMBDA = 0.5  # threshold factor on the standard deviation of the smoothed values
 FEATURE = "etpr"
+SIM_NORM = "full"  # PathSimilarity normalisation
+SIM_POWER = 1.0  # neighbour weight = gaussian x similarity ** SIM_POWER
 _PUNCT = re.compile(r"[.,;:!?\u3002\uff0c\uff1b\uff1a\uff01\uff1f\u060c\u061f]")
 
 
@@ -66,7 +68,8 @@ def path_features(dom: Dom, nodes: list[int], pids: list[int]) -> tuple[dict[int
     return tpr, etpr
 
 
-def smooth(values: np.ndarray, pids: list[int], sim: PathSimilarity, sigma: float = SIGMA) -> np.ndarray:
+def smooth(values: np.ndarray, pids: list[int], sim: PathSimilarity, sigma: float = SIGMA,
+           power: float = 1.0) -> np.ndarray:
     """Gaussian smoothing over positions with each neighbour's weight times its path similarity."""
     n = len(values)
     if n == 0 or sigma <= 0:
@@ -77,8 +80,10 @@ def smooth(values: np.ndarray, pids: list[int], sim: PathSimilarity, sigma: floa
     for d in range(1, min(r, n - 1) + 1):
         g = math.exp(-d * d / (2 * sigma * sigma))
         w = np.fromiter((sim(pids[i], pids[i + d]) for i in range(n - d)), dtype=np.float64, count=n - d)
-        w *= g
         np.maximum(w, 0.0, out=w)
+        if power != 1.0:
+            w **= power
+        w *= g
         # pair (i, i+d) feeds both directions
         num[:-d] += w * values[d:]
         den[:-d] += w
@@ -87,8 +92,15 @@ def smooth(values: np.ndarray, pids: list[int], sim: PathSimilarity, sigma: floa
     return num / den
 
 
-def analyze(dom: Dom, sigma: float = SIGMA, lam: float = LAMBDA, feature: str = FEATURE,
-            with_attrs: bool = False) -> CEPRResult:
+def analyze(dom: Dom, sigma: float | None = None, lam: float | None = None, feature: str | None = None,
+            with_attrs: bool = False, sim_norm: str | None = None, sim_power: float | None = None
+            ) -> CEPRResult:
+    """Run CEPR on a page; parameters left None take the module defaults."""
+    sigma = SIGMA if sigma is None else sigma
+    lam = LAMBDA if lam is None else lam
+    feature = FEATURE if feature is None else feature
+    sim_norm = SIM_NORM if sim_norm is None else sim_norm
+    sim_power = SIM_POWER if sim_power is None else sim_power
     tp = tag_paths(dom, with_attrs)
     root = dom.body()
     tags, texts, node_path = dom.tag, dom.text, tp.node_path
@@ -100,7 +112,7 @@ def analyze(dom: Dom, sigma: float = SIGMA, lam: float = LAMBDA, feature: str = 
     tpr, etpr = path_features(dom, nodes, pids)
     table = etpr if feature == "etpr" else tpr
     raw = np.fromiter((table[p] for p in pids), dtype=np.float64, count=len(pids))
-    sm = smooth(raw, pids, PathSimilarity(tp), sigma)
+    sm = smooth(raw, pids, PathSimilarity(tp, sim_norm), sigma, sim_power)
     thr = lam * float(sm.std()) if len(sm) else 0.0
     content = sm >= thr if len(sm) else np.zeros(0, dtype=bool)
     return CEPRResult(np.asarray(nodes, dtype=np.int64), np.asarray(pids, dtype=np.int64), tp, tpr, etpr,
@@ -111,7 +123,4 @@ def select(dom: Dom) -> list[bool] | None:
     if not len(dom):
         return None
     res = analyze(dom)
-    keep = [False] * len(dom)
-    for i in res.nodes[res.content].tolist():
-        keep[i] = True
-    return keep
+    return mask_from_nodes(dom, res.nodes[res.content].tolist())

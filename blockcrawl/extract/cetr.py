@@ -15,6 +15,7 @@ import numpy as np
 
 from ..parse import TEXT, Dom
 from .blocks import BLOCK_TAGS, CELL_TAGS, HEADING_LEVEL, LINE_TAGS
+from .tagpath import mask_from_nodes
 
 BREAK_TAGS = BLOCK_TAGS | LINE_TAGS | CELL_TAGS | frozenset(HEADING_LEVEL) | {"html", "head", "tbody",
                                                                                "thead", "tfoot"}
@@ -164,8 +165,5 @@ def select(dom: Dom) -> list[bool] | None:
     if not len(dom):
         return None
     res = analyze(dom)
-    keep = [False] * len(dom)
-    for li in np.flatnonzero(res.content).tolist():
-        for i in res.lines.nodes[li]:
-            keep[i] = True
-    return keep
+    return mask_from_nodes(dom, (i for li in np.flatnonzero(res.content).tolist()
+                                 for i in res.lines.nodes[li]))

@@ -112,10 +112,13 @@ class PathSimilarity:
     """1 - normalised edit distance between two tag paths (label sequences), cached per pair.
 
     The common prefix of two paths never changes their edit distance, so only the suffixes after
-    the trie's lowest common ancestor are aligned; normalisation is by the longer full path."""
+    the trie's lowest common ancestor are aligned. norm="full" divides by the longer full path
+    (the paper's normalised edit distance); norm="suffix" by the longer suffix after the common
+    prefix, which keeps two deep paths that part ways early from looking alike."""
 
-    def __init__(self, tp: TagPaths) -> None:
+    def __init__(self, tp: TagPaths, norm: str = "full") -> None:
         self.tp = tp
+        self.suffix_norm = norm == "suffix"
         self.cache: dict[tuple[int, int], float] = {}
 
     def __call__(self, a: int, b: int) -> float:
@@ -126,7 +129,10 @@ class PathSimilarity:
         if s is None:
             sa, sb = self.tp.suffixes(a, b)
             d = max(len(sa), len(sb)) if len(sa) * len(sb) > MAX_CELLS else levenshtein(sa, sb)
-            s = 1.0 - d / max(self.tp.length[a], self.tp.length[b])
+            if self.suffix_norm:
+                s = 1.0 - d / max(len(sa), len(sb), 1)
+            else:
+                s = 1.0 - d / max(self.tp.length[a], self.tp.length[b])
             self.cache[key] = s
         return s
 
@@ -139,8 +145,10 @@ def content_text_nodes(dom: Dom) -> list[int]:
 
 
 def mask_from_nodes(dom: Dom, nodes) -> list[bool]:
-    """A keep mask that keeps exactly the given nodes (text nodes outside it are dropped)."""
-    keep = [False] * len(dom)
+    """A keep mask that keeps the given text nodes and every whitespace-only text node (those are
+    the spaces between inline elements: dropping them would glue "About Contact" together)."""
+    tags, texts = dom.tag, dom.text
+    keep = [tags[i] == TEXT and (not texts[i] or texts[i].isspace()) for i in range(len(dom))]
     for i in nodes:
         keep[i] = True
     return keep

@@ -145,8 +145,9 @@ def similarity(a: Tree, b: Tree, mode: str = MODE, boost: float = ENDS_BOOST,
 def canopy(items: int, sim: "callable", t1: float = T1, t2: float = T2) -> list[list[int]]:
     """Canopy clustering of items 0..items-1 with distance 1 - sim(i, j); T1 > T2.
 
-    The first item still in the pool becomes a centre; every item within T1 joins its canopy
-    (canopies may overlap), every item within T2 leaves the pool. Canopies list centre first."""
+    The first item still in the pool becomes a centre; every pool item within T1 joins its canopy,
+    every item within T2 leaves the pool; those between T2 and T1 may join later canopies too
+    (canopies overlap). Each canopy lists its centre first."""
     if t1 <= t2:
         raise ValueError("canopy needs T1 > T2")
     pool = list(range(items))
@@ -155,14 +156,11 @@ def canopy(items: int, sim: "callable", t1: float = T1, t2: float = T2) -> list[
         c = pool[0]
         members = [c]
         rest = []
-        for j in range(items):
-            if j == c:
-                continue
+        for j in pool[1:]:
             d = 1.0 - sim(c, j)
             if d < t1:
                 members.append(j)
-        for j in pool[1:]:
-            if 1.0 - sim(c, j) >= t2:
+            if d >= t2:
                 rest.append(j)
         pool = rest
         out.append(members)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..parse import TEXT, Dom
-from .tagpath import TagPaths, tag_paths
+from .tagpath import TagPaths, mask_from_nodes, tag_paths
 
 MIN_SEGMENT = 0.05  # segmentation keeps regions longer than this share of the page
 
@@ -24,10 +24,16 @@ class TPS:
     """The tag path sequence of a page: symbols[k] is the path symbol of node nodes[k]."""
     symbols: np.ndarray  # int32, symbol per sequence position, numbered by first appearance
     nodes: np.ndarray  # int64, Dom index per sequence position
-    paths: list[str] = field(default_factory=list)  # symbol -> tag path text
+    path_ids: list[int] = field(default_factory=list)  # symbol -> path id in tag_paths
+    tag_paths: TagPaths | None = None
 
     def __len__(self) -> int:
         return len(self.symbols)
+
+    def path(self, symbol: int) -> str:
+        """The tag path a symbol stands for, e.g. "html/body/div/p/#text" (built on demand: on
+        deeply nested pages all path strings together would be quadratic in the depth)."""
+        return self.tag_paths.path_str(self.path_ids[symbol])
 
 
 def build_tps(dom: Dom, with_attrs: bool = False, tp: TagPaths | None = None) -> TPS:
@@ -40,18 +46,18 @@ def build_tps(dom: Dom, with_attrs: bool = False, tp: TagPaths | None = None) ->
     sym_of: dict[int, int] = {}
     symbols: list[int] = []
     nodes: list[int] = []
-    paths: list[str] = []
+    path_ids: list[int] = []
     for i in range(root, dom.end[root]):
         pid = node_path[i]
         if pid < 0 or (tags[i] == TEXT and (not texts[i] or texts[i].isspace())):
             continue
         s = sym_of.get(pid)
         if s is None:
-            s = sym_of[pid] = len(paths)
-            paths.append(tp.path_str(pid))
+            s = sym_of[pid] = len(path_ids)
+            path_ids.append(pid)
         symbols.append(s)
         nodes.append(i)
-    return TPS(np.asarray(symbols, dtype=np.int32), np.asarray(nodes, dtype=np.int64), paths)
+    return TPS(np.asarray(symbols, dtype=np.int32), np.asarray(nodes, dtype=np.int64), path_ids, tp)
 
 
 def find_split(seq: np.ndarray) -> int:
@@ -149,19 +155,11 @@ def select(dom: Dom) -> list[bool] | None:
     """Keep mask: the text nodes of the main region."""
     if not len(dom):
         return None
-    res = analyze(dom)
-    keep = [False] * len(dom)
-    for i in res.main_nodes().tolist():
-        keep[i] = True
-    return keep
+    return mask_from_nodes(dom, analyze(dom).main_nodes().tolist())
 
 
 def select_css(dom: Dom) -> list[bool] | None:
     """TPS with class/id in the tag paths (the paper's css variant)."""
     if not len(dom):
         return None
-    res = analyze(dom, with_attrs=True)
-    keep = [False] * len(dom)
-    for i in res.main_nodes().tolist():
-        keep[i] = True
-    return keep
+    return mask_from_nodes(dom, analyze(dom, with_attrs=True).main_nodes().tolist())
