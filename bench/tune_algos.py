@@ -41,7 +41,7 @@ def main() -> None:
     what = sys.argv[1]
     doms = load_all()
     if what == "cepr":
-        grid = itertools.product([1.0, 2.0, 3.0], [0.3, 0.6, 1.0], ["etpr", "tpr"], ["full", "suffix"], [1.0, 4.0])
+        grid = itertools.product([2.0, 3.0], [1.0, 1.3, 1.6, 2.0], ["etpr"], ["full"], [1.0, 4.0])
         for sigma, lam, feat, norm, power in grid:
             def sel(d, a=(sigma, lam, feat, norm, power)):
                 r = cepr.analyze(d, sigma=a[0], lam=a[1], feature=a[2], sim_norm=a[3], sim_power=a[4])
@@ -57,9 +57,11 @@ def main() -> None:
             f = evaluate(doms, sel)
             print(f"sigma={sigma} k={k}: " + " ".join(f"{x:.3f}" for x in f) + f"  mean={sum(f) / len(f):.3f}", flush=True)
     elif what == "tps":
-        for name in ["select", "select_css"]:
-            f = evaluate(doms, getattr(tps, name))
-            print(f"{name}: " + " ".join(f"{x:.3f}" for x in f) + f"  mean={sum(f) / len(f):.3f}", flush=True)
+        for css, size in itertools.product([False, True], ["nodes", "text"]):
+            def sel(d, a=(css, size)):
+                return mask_from_nodes(d, tps.analyze(d, with_attrs=a[0], size=a[1]).main_nodes().tolist())
+            f = evaluate(doms, sel)
+            print(f"css={css} size={size}: " + " ".join(f"{x:.3f}" for x in f) + f"  mean={sum(f) / len(f):.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from ..parse import Dom
 from .tagpath import PathSimilarity, TagPaths, mask_from_nodes, tag_paths
 
 SIGMA = 2.0  # Gaussian over text-node positions
-LAMBDA = 0.5  # threshold factor on the standard deviation of the smoothed values
+LAMBDA = 1.5  # threshold factor on the std of the smoothed values (fit on the dev sets: 1.3-1.6 best)
 FEATURE = "etpr"
 SIM_NORM = "full"  # PathSimilarity normalisation
 SIM_POWER = 1.0  # neighbour weight = gaussian x similarity ** SIM_POWER

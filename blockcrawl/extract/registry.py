@@ -15,6 +15,7 @@ ALGORITHMS: dict[str, str] = {
     "all": "blockcrawl.extract.registry:keep_all",
     # Tag-path algorithms (seeds 001, 003, 004); see README "Tag-path algorithms".
     "tps": "blockcrawl.extract.tps:select",
+    "tps-text": "blockcrawl.extract.tps:select_text",
     "cepr": "blockcrawl.extract.cepr:select",
     "cetr": "blockcrawl.extract.cetr:select",
     "template": "blockcrawl.extract.template:select_site",

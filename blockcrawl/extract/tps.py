@@ -26,6 +26,7 @@ class TPS:
     nodes: np.ndarray  # int64, Dom index per sequence position
     path_ids: list[int] = field(default_factory=list)  # symbol -> path id in tag_paths
     tag_paths: TagPaths | None = None
+    text_before: np.ndarray | None = None  # text characters in positions [0, k), length n + 1
 
     def __len__(self) -> int:
         return len(self.symbols)
@@ -46,6 +47,7 @@ def build_tps(dom: Dom, with_attrs: bool = False, tp: TagPaths | None = None) ->
     sym_of: dict[int, int] = {}
     symbols: list[int] = []
     nodes: list[int] = []
+    chars: list[int] = []
     path_ids: list[int] = []
     for i in range(root, dom.end[root]):
         pid = node_path[i]
@@ -57,7 +59,9 @@ def build_tps(dom: Dom, with_attrs: bool = False, tp: TagPaths | None = None) ->
             path_ids.append(pid)
         symbols.append(s)
         nodes.append(i)
-    return TPS(np.asarray(symbols, dtype=np.int32), np.asarray(nodes, dtype=np.int64), path_ids, tp)
+        chars.append(len(texts[i].strip()) if tags[i] == TEXT else 0)
+    before = np.concatenate(([0], np.cumsum(chars, dtype=np.int64)))
+    return TPS(np.asarray(symbols, dtype=np.int32), np.asarray(nodes, dtype=np.int64), path_ids, tp, before)
 
 
 def find_split(seq: np.ndarray) -> int:
@@ -110,9 +114,21 @@ class TPSResult:
         return self.tps.nodes[self.main[0]:self.main[1]]
 
 
-def main_region(tps: TPS, start: int = 0, end: int | None = None) -> TPSResult:
-    """Split, keep the larger region, repeat until no split: the last region kept."""
+SIZE = "nodes"
+
+
+def main_region(tps: TPS, start: int = 0, end: int | None = None, size: str | None = None) -> TPSResult:
+    """Split, keep the larger region, repeat until no split: the last region kept.
+
+    size="nodes" measures regions by sequence length (the paper); size="text" by the text
+    characters they hold (a variant: a long link list then loses to a shorter article)."""
     end = len(tps) if end is None else end
+    by_text = (SIZE if size is None else size) == "text"
+    tb = tps.text_before
+
+    def measure(r: tuple[int, int]) -> int:
+        return int(tb[r[1]] - tb[r[0]]) if by_text else r[1] - r[0]
+
     steps = [(start, end)]
     while end - start >= 2:
         cut = find_split(tps.symbols[start:end])
@@ -120,7 +136,7 @@ def main_region(tps: TPS, start: int = 0, end: int | None = None) -> TPSResult:
             break
         left, right = (start, start + cut), (start + cut, end)
         # The larger region wins (a tie goes to the right one: headers come first).
-        start, end = left if left[1] - left[0] > right[1] - right[0] else right
+        start, end = left if measure(left) > measure(right) else right
         steps.append((start, end))
     return TPSResult(tps, steps, (start, end))
 
@@ -147,8 +163,8 @@ def segments(tps: TPS, min_share: float = MIN_SEGMENT) -> list[tuple[int, int]]:
     return out
 
 
-def analyze(dom: Dom, with_attrs: bool = False) -> TPSResult:
-    return main_region(build_tps(dom, with_attrs))
+def analyze(dom: Dom, with_attrs: bool = False, size: str | None = None) -> TPSResult:
+    return main_region(build_tps(dom, with_attrs), size=size)
 
 
 def select(dom: Dom) -> list[bool] | None:
@@ -158,8 +174,8 @@ def select(dom: Dom) -> list[bool] | None:
     return mask_from_nodes(dom, analyze(dom).main_nodes().tolist())
 
 
-def select_css(dom: Dom) -> list[bool] | None:
-    """TPS with class/id in the tag paths (the paper's css variant)."""
+def select_text(dom: Dom) -> list[bool] | None:
+    """TPS variant: at each split the region holding more text characters is kept."""
     if not len(dom):
         return None
-    return mask_from_nodes(dom, analyze(dom, with_attrs=True).main_nodes().tolist())
+    return mask_from_nodes(dom, analyze(dom, size="text").main_nodes().tolist())
