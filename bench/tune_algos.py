@@ -56,6 +56,29 @@ def main() -> None:
                 return mask_from_nodes(d, (i for li in r.content.nonzero()[0].tolist() for i in r.lines.nodes[li]))
             f = evaluate(doms, sel)
             print(f"sigma={sigma} k={k}: " + " ".join(f"{x:.3f}" for x in f) + f"  mean={sum(f) / len(f):.3f}", flush=True)
+    elif what == "template":
+        from urllib.parse import urlparse
+        from blockcrawl.extract import template
+        hosts = {}
+        for ds in SETS:
+            for r in score.load_gold(DATA, ds):
+                hosts[r["id"]] = urlparse(r.get("url") or "").netloc.removeprefix("www.")
+        grid = [("smdpw", 0.9, 0.6, 0.5), ("even", 0.9, 0.6, 0.5), ("smdpw", 0.7, 0.4, 0.5),
+                ("smdpw", 0.95, 0.8, 0.5), ("smdpw", 0.9, 0.6, 0.3), ("smdpw", 0.9, 0.6, 0.8),
+                ("smdpw", 0.5, 0.3, 0.5)]
+        for mode, t1, t2, share in grid:
+            f1s = []
+            for ds, pages in doms.items():
+                groups = {}
+                for pid in pages:
+                    groups.setdefault(hosts[pid], []).append(pid)
+                preds = {}
+                for ids in groups.values():
+                    res = template.analyze_site([pages[i] for i in ids], mode, t1, t2, share, fallback="cepr")
+                    for i, m in zip(ids, res.masks):
+                        preds[i] = "\n\n".join(b.text for b in blocks_from_dom(pages[i], keep=m))
+                f1s.append(score.score(ds, preds, data_dir=DATA)["f1"])
+            print(f"{mode} T1={t1} T2={t2} share={share}: " + " ".join(f"{x:.3f}" for x in f1s), flush=True)
     elif what == "tps":
         for css, size in itertools.product([False, True], ["nodes", "text"]):
             def sel(d, a=(css, size)):
