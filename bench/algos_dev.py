@@ -5,7 +5,10 @@ Reads the benchmark data and scorer in ../shared/bench (next to the repository; 
 keep mask goes through blocks_from_dom and the blocks' text is joined with blank lines. The
 template algorithm runs per site: pages grouped by the host of their gold url.
 
-    PYTHONPATH=. python bench/algos_dev.py [--algos tps,cepr,cetr,template] [--datasets aeb,...]
+    PYTHONPATH=. python bench/algos_dev.py [--algos tps,cepr,cetr,template] [--datasets aeb,...] [--peers]
+
+Times are the selector + block building only (each page is parsed once beforehand), so they are
+comparable between the blockcrawl algorithms of one run, not with the peers' (which parse).
 """
 from __future__ import annotations
 
@@ -56,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--algos", default="all,tps,cepr,cetr,template")
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--limit", type=int, default=0, help="only the first N pages per dataset")
+    ap.add_argument("--peers", action="store_true", help="also score trafilatura (bench extra) in the same run")
     args = ap.parse_args(argv)
     bench = Path(args.bench)
     if not (bench / "score.py").exists():
@@ -74,16 +78,25 @@ def main(argv: list[str] | None = None) -> int:
         gold = score.load_gold(data, ds)
         if args.limit:
             gold = gold[:args.limit]
-        doms, hosts = {}, {}
+        doms, hosts, raw = {}, {}, {}
         for rec in gold:
-            doms[rec["id"]] = load(score.read_page(data, ds, rec), rec.get("url"))
+            raw[rec["id"]] = score.read_page(data, ds, rec)
+            doms[rec["id"]] = load(raw[rec["id"]], rec.get("url"))
             hosts[rec["id"]] = urlparse(rec.get("url") or "").netloc.removeprefix("www.")
         for a in algos:
             preds, secs = run(a, doms, hosts)
             res = score.score(ds, preds, data_dir=data)
             rows.append((ds, a, res["precision"], res["recall"], res["f1"], secs))
-            print(f"{ds:16} {a:10} P={res['precision']:.3f} R={res['recall']:.3f} "
+            print(f"{ds:16} {a:14} P={res['precision']:.3f} R={res['recall']:.3f} "
                   f"F1={res['f1']:.3f}  {secs:6.1f}s", flush=True)
+        if args.peers:
+            import trafilatura
+            t0 = time.perf_counter()
+            preds = {pid: trafilatura.extract(b.decode("utf-8", "replace")) or "" for pid, b in raw.items()}
+            secs = time.perf_counter() - t0  # includes trafilatura's own parsing
+            res = score.score(ds, preds, data_dir=data)
+            print(f"{ds:16} {'trafilatura':14} P={res['precision']:.3f} R={res['recall']:.3f} "
+                  f"F1={res['f1']:.3f}  {secs:6.1f}s (incl. parsing)", flush=True)
     return 0
 
 
