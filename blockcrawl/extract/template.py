@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..parse import TEXT, Dom
@@ -142,7 +142,7 @@ def similarity(a: Tree, b: Tree, mode: str = MODE, boost: float = ENDS_BOOST,
     return total
 
 
-def canopy(items: int, sim: "callable", t1: float = T1, t2: float = T2) -> list[list[int]]:
+def canopy(items: int, sim: Callable[[int, int], float], t1: float = T1, t2: float = T2) -> list[list[int]]:
     """Canopy clustering of items 0..items-1 with distance 1 - sim(i, j); T1 > T2.
 
     The first item still in the pool becomes a centre; every pool item within T1 joins its canopy,
@@ -250,13 +250,11 @@ def select_site(doms: Sequence[Dom]) -> list[list[bool] | None]:
 
 
 def select_site_cepr(doms: Sequence[Dom]) -> list[list[bool] | None]:
-    """Template removal, then CEPR on what is left (both must keep a node)."""
+    """Template removal, then CEPR on what is left (both must keep a node); a page alone in its
+    cluster gets CEPR only."""
     from .cepr import select as cepr_select
-    out = []
-    for d, m in zip(doms, analyze_site(doms).masks):
+    out: list[list[bool] | None] = []
+    for d, m in zip(doms, analyze_site(doms, fallback=None).masks):
         c = cepr_select(d)
-        if m is None or c is None:
-            out.append(c if m is None else m)
-        else:
-            out.append([x and y for x, y in zip(m, c)])
+        out.append(c if m is None or c is None else [x and y for x, y in zip(m, c)])
     return out
