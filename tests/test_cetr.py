@@ -56,3 +56,17 @@ def test_deep_page():
     dom = load("<html><body>" + "<div>" * n + "deep text" + "</div>" * n + "</body></html>")
     keep = cetr.select(dom)
     assert len(keep) == len(dom)
+
+
+def test_every_page_selector_keeps_a_lone_paragraph_and_survives_odd_input():
+    from blockcrawl.extract.registry import ALGORITHMS, SITE_ALGORITHMS
+    names = [n for n in ("tps", "tps-text", "cepr", "cetr") if n in ALGORITHMS]
+    assert len(names) == 4 and not SITE_ALGORITHMS & set(names)
+    for name in names:
+        sel = get_selector(name)
+        dom = load("<html><body><p>Only one paragraph here.</p></body></html>")
+        assert [b.text for b in blocks_from_dom(dom, keep=sel(dom))] == ["Only one paragraph here."]
+        for odd in ("", "<body></body>", "<script>x=1</script>", "<p> </p>", "plain words"):
+            d = load(odd)
+            m = sel(d)
+            assert m is None or len(m) == len(d)
