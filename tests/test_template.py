@@ -107,3 +107,22 @@ def test_deep_pages_compare_without_recursion():
     html = "<html><body>" + "<div>" * n + "deep text" + "</div>" * n + "</body></html>"
     a = template.build_tree(load(html))
     assert template.similarity(a, a) == pytest.approx(1.0)
+
+
+def test_smdpw_a_change_at_the_top_costs_more_than_one_in_the_middle():
+    parts = ["<div class=a><p>1</p></div>", "<div class=b><p>2</p></div>", "<div class=c><p>3</p></div>",
+             "<div class=d><p>4</p></div>", "<div class=e><p>5</p></div>"]
+
+    def page(k=None):
+        ps = list(parts)
+        if k is not None:
+            ps[k] = "<section><p>changed</p></section>"
+        return tree("<html><body>" + "".join(ps) + "</body></html>")
+
+    base, top, middle = page(), page(0), page(2)
+    assert template.similarity(base, top, "even") == pytest.approx(template.similarity(base, middle, "even"))
+    assert template.similarity(base, top, "smdpw") < template.similarity(base, middle, "smdpw")
+    # one extra block in the middle: the relaxed rule still pairs the ends, the strict rule cannot
+    extra = tree("<html><body>" + "".join(parts[:3] + ["<div class=x><p>ad</p></div>"] + parts[3:]) + "</body></html>")
+    assert template.similarity(base, extra, strict=True) == 0.0
+    assert template.similarity(base, extra) > 0.5

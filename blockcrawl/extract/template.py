@@ -100,8 +100,8 @@ def similarity(a: Tree, b: Tree, mode: str = MODE, boost: float = ENDS_BOOST,
 
     strict: nodes with different numbers of children are unequal (the paper's rule). Otherwise
     their children are aligned: the longest common prefix and suffix of the two child signature
-    sequences are paired (templates sit at the ends), the middle stays unmatched, and each pair
-    gets weight / max(child counts)."""
+    sequences are paired (templates sit at the ends), the middle stays unmatched, and the pairs
+    take their weights by position in the longer list (even, or SMDPW at depth 1)."""
     if not len(a) or not len(b):
         return 1.0 if len(a) == len(b) else 0.0
     total = 0.0
@@ -115,16 +115,18 @@ def similarity(a: Tree, b: Tree, mode: str = MODE, boost: float = ENDS_BOOST,
         if len(ca) != len(cb):
             if strict or not ca or not cb:
                 continue
-            share = w / max(len(ca), len(cb))
+            big = max(len(ca), len(cb))
+            # Weights over the longer child list: even, or SMDPW if this is the depth-1 level.
+            ws = depth1_weights(big, mode, boost) if not placed and big >= 2 else [1.0 / big] * big
             sa, sb = a.sig, b.sig
             m = min(len(ca), len(cb))
             k = 0
             while k < m and sa[ca[k]] == sb[cb[k]]:
-                stack.append((ca[k], cb[k], share, True))
+                stack.append((ca[k], cb[k], w * ws[k], True))
                 k += 1
             e = 1
             while e <= m - k and sa[ca[-e]] == sb[cb[-e]]:
-                stack.append((ca[-e], cb[-e], share, True))
+                stack.append((ca[-e], cb[-e], w * ws[big - e], True))
                 e += 1
             continue
         n = len(ca)
