@@ -38,6 +38,9 @@ def evaluate(doms, sel):
 
 
 def main() -> None:
+    if len(sys.argv) != 2 or sys.argv[1] not in ("cepr", "cetr", "tps", "template"):
+        print(__doc__)
+        raise SystemExit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
     what = sys.argv[1]
     doms = load_all()
     if what == "cepr":
