@@ -14,7 +14,18 @@ Selector = Callable[[Dom], Sequence[bool] | None]
 ALGORITHMS: dict[str, str] = {
     "all": "blockcrawl.extract.registry:keep_all",
     "auto": "blockcrawl.extract.auto:select",
+    # Tag-path algorithms (seeds 001, 003, 004); see README "Tag-path algorithms".
+    "tps": "blockcrawl.extract.tps:select",
+    "tps-text": "blockcrawl.extract.tps:select_text",
+    "cepr": "blockcrawl.extract.cepr:select",
+    "cetr": "blockcrawl.extract.cetr:select",
+    "template": "blockcrawl.extract.template:select_site",
+    "template+cepr": "blockcrawl.extract.template:select_site_cepr",
 }
+
+# Algorithms whose function takes a list of a site's Doms and returns one keep mask per page
+# (select_site(doms) -> list[mask]) instead of a per-page selector.
+SITE_ALGORITHMS: frozenset[str] = frozenset({"template", "template+cepr"})
 
 
 def keep_all(dom: Dom) -> None:
