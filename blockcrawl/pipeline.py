@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, Deduper, Tokenizer, chunk_blocks, chunk_plain, default_tokenizer
 from .extract import blocks_from_dom, dom_text
 from .extract.api import blocks_text
-from .extract.registry import get_selector
+from .extract.registry import page_selector, site_selector
 from .parse import Dom, load
 from .records import Block, Chunk
 
@@ -39,17 +39,31 @@ class SitePipeline:
         self.tokenizer = tokenizer or default_tokenizer()
         self.deduper = Deduper(near=near_dedup) if dedup else None
         if mode == "main" and selector is None:
-            selector = get_selector(algorithm)
-        self.full_path, self.selector = full_path, selector
+            selector = page_selector(algorithm)
+        self.full_path, self.selector, self.algorithm = full_path, selector, algorithm
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
-        dom = load(html, url, content_type)
+        return self.process_dom(load(html, url, content_type))
+
+    def process_site(self, pages: Sequence[tuple[str | bytes, str | None, str | None]]) -> list[PageResult]:
+        """(html, url, content type) of a site's pages at once, in order: site algorithms
+        (template clustering) see them all; page algorithms behave as with process()."""
+        doms = [load(html, url, ctype) for html, url, ctype in pages]
+        if self.mode != "main":
+            return [self.process_dom(d) for d in doms]
+        masks = site_selector(self.algorithm)(doms)
+        return [self.process_dom(d, keep) for d, keep in zip(doms, masks)]
+
+    def process_dom(self, dom: Dom, keep: Sequence[bool] | None | object = ...) -> PageResult:
+        """A parsed page; keep overrides the selector's mask when given."""
+        url = dom.url
         title = dom.title()
         if self.mode in ("plain", "text"):
             text = dom_text(dom)
             chunks = chunk_plain(text, url, self.chunk_size, self.overlap, self.tokenizer) if self.mode == "plain" else []
             return PageResult(url, title, text, chunks=chunks)
-        keep = self.selector(dom) if self.selector and len(dom) else None
+        if keep is ...:
+            keep = self.selector(dom) if self.selector and len(dom) else None
         blocks = blocks_from_dom(dom, keep=keep, full_path=self.full_path)
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)

@@ -55,3 +55,26 @@ def test_missing_file_and_bad_options_give_one_line_errors(tmp_path):
     assert len(err) == 1 and "missing.html" in err[0] and "Traceback" not in r.stderr.decode()
     r = run("extract", str(tmp_path / "ok.html"), "--chunk-size", "10", "--overlap", "10")
     assert r.returncode == 2 and b"overlap" in r.stderr
+
+
+def _site_page(topic: str, body: str) -> str:
+    return (f"<html><body><div id='top'><a href='/'>Home</a> <a href='/news'>News</a> <a href='/about'>About us</a>"
+            f"<p>Subscribe to the weekly letter of the Springfield Gazette today.</p></div>"
+            f"<div id='content'><h1>{topic}</h1><p>{body}</p></div>"
+            f"<div id='bottom'><p>Copyright Springfield Gazette, all rights reserved worldwide.</p></div></body></html>")
+
+
+def test_template_algorithm_sees_the_pages_as_one_site(tmp_path):
+    bodies = {"rain": "Heavy rain flooded the lower town on Monday and the river rose two metres overnight.",
+              "fair": "The county fair opens on Friday with a parade, a cattle show and fireworks at ten.",
+              "road": "Road works on the main street will close the bridge for three weeks from June."}
+    for name, body in bodies.items():
+        (tmp_path / f"{name}.html").write_text(_site_page(name.title(), body), encoding="utf-8")
+    r = run("extract", str(tmp_path), "--mode", "main", "--algorithm", "template", "--format", "text",
+            "--no-dedup")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    for body in bodies.values():
+        assert body in out
+    # the parts the three pages share are template, removed on every page
+    assert "Subscribe to the weekly letter" not in out and "Copyright Springfield" not in out

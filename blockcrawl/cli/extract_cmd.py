@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
-from ..extract.registry import ALGORITHMS
+from ..extract.registry import ALGORITHMS, SITE_ALGORITHMS
 from ..pipeline import MODES, PageResult, SitePipeline
 
 USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"
@@ -132,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
                         full_path=args.full_path)
     failures = 0
     out = sys.stdout
+    # Site algorithms (template clustering) need every page before the first result.
+    site = args.mode == "main" and args.algorithm in SITE_ALGORITHMS
+    pending: list[tuple[bytes, str, str | None]] = []
     for item in _expand(args.inputs):
         try:
             data, url, ctype = _read(item)
@@ -141,5 +144,10 @@ def run(args: argparse.Namespace) -> int:
             continue
         if args.encoding:
             ctype = f"text/html; charset={args.encoding}"
-        _write(pipe.process(data, url, ctype), args.mode, args.fmt, out)
+        if site:
+            pending.append((data, url, ctype))
+        else:
+            _write(pipe.process(data, url, ctype), args.mode, args.fmt, out)
+    for res in pipe.process_site(pending) if site else ():
+        _write(res, args.mode, args.fmt, out)
     return 1 if failures else 0

@@ -8,7 +8,7 @@ from ..records import Block, Document
 from ..hashing import text_hash
 from .auto import article_body
 from .blocks import blocks_from_dom
-from .registry import get_selector
+from .registry import get_selector, page_selector
 
 DEFAULT_ALGORITHM = "auto"
 
@@ -32,7 +32,7 @@ def blocks_text(blocks: Sequence[Block]) -> str:
 
 def extract_dom(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False) -> Document:
     """Main content of a parsed page with the named algorithm (see registry.ALGORITHMS)."""
-    selector = get_selector(algorithm)
+    selector = page_selector(algorithm)
     keep = selector(dom) if len(dom) else None
     blocks = blocks_from_dom(dom, keep=keep, full_path=full_path) if len(dom) else []
     if not blocks and algorithm == DEFAULT_ALGORITHM and len(dom):

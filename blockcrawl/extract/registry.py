@@ -40,3 +40,22 @@ def get_selector(name: str) -> Selector:
         raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(sorted(ALGORITHMS))}") from None
     module, func = target.split(":")
     return getattr(importlib.import_module(module), func)
+
+
+SiteSelector = Callable[[list[Dom]], list[Sequence[bool] | None]]
+
+
+def page_selector(name: str) -> Selector:
+    """A per-page selector for any algorithm; a site algorithm sees the page as a site of one."""
+    fn = get_selector(name)
+    if name in SITE_ALGORITHMS:
+        return lambda dom: fn([dom])[0]
+    return fn
+
+
+def site_selector(name: str) -> SiteSelector:
+    """A selector over a site's pages for any algorithm; page algorithms run page by page."""
+    fn = get_selector(name)
+    if name in SITE_ALGORITHMS:
+        return fn
+    return lambda doms: [fn(d) for d in doms]
