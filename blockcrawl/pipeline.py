@@ -39,7 +39,10 @@ class SitePipeline:
         self.full_path, self.selector = full_path, selector
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
-        dom = load(html, url, content_type)
+        return self.process_dom(load(html, url, content_type), url)
+
+    def process_dom(self, dom: Dom, url: str | None = None) -> PageResult:
+        """As process(), for a page already parsed (the crawler parses once for links and blocks)."""
         title = dom.title()
         if self.mode != "blocks":
             text = dom_text(dom)
