@@ -31,7 +31,7 @@ from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Frontier, Item
 from .politeness import DELAY_MARGIN, Host, Scheduler
 from .process import Analyzer, PipelineSpec
 from .robots import agent_token, rules_from_response
-from .urls import Resolver, canonicalize, host_of, site_key
+from .urls import Resolver, canonicalize, host_of, site_key, url_key
 
 log = logging.getLogger("blockcrawl.crawl")
 
@@ -105,6 +105,12 @@ class CrawlStats:
                 f"{self.links_new} new, {filt} filtered, {inv} invalid")
 
 
+def make_item(url: str, depth: int, kind: str = "page", **kw) -> Item:
+    """A frontier item for a canonical URL in fetch form (keyed by its url_key)."""
+    key = url_key(url)
+    return Item(key, host_of(url), depth, kind, fetch=url if url != key else None, **kw)
+
+
 class Crawler:
     def __init__(self, store: Store, config: CrawlConfig, spec: PipelineSpec | None = None) -> None:
         self.store, self.cfg = store, config
@@ -135,7 +141,7 @@ class Crawler:
     # ------------------------------------------------------------------ set-up
     def _prepare(self) -> None:
         cfg, fr = self.cfg, self.frontier
-        seeds = [u for u in (canonicalize(s.strip()) for s in cfg.seeds) if u]
+        seeds = [u for u in (canonicalize(s.strip(), merge_slash=False) for s in cfg.seeds) if u]
         if cfg.resume and fr.size():
             old = json.loads(fr.get_meta("seeds") or "[]")
             seeds_all = list(dict.fromkeys(old + seeds))
@@ -144,7 +150,7 @@ class Crawler:
             items = fr.restore()
             for it in items:
                 self._queue(it)
-            new = [Item(u, host_of(u), 0) for u in seeds if u not in self._seen]
+            new = [make_item(u, 0) for u in seeds if url_key(u) not in self._seen]
             self._accept(new)
             fr.set_meta("seeds", json.dumps(seeds_all))
             log.info("resuming: %d URLs known, %d to fetch", len(self._seen), len(items) + len(new))
@@ -152,7 +158,7 @@ class Crawler:
             fr.reset()
             self._set_scope(seeds)
             fr.set_meta("seeds", json.dumps(seeds))
-            self._accept([Item(u, host_of(u), 0) for u in dict.fromkeys(seeds)])
+            self._accept(list({url_key(u): make_item(u, 0) for u in seeds}.values()))
         self.store.commit()
 
     def _set_scope(self, seeds: list[str]) -> None:
@@ -218,26 +224,27 @@ class Crawler:
             if url is None:
                 stats.invalid[why] += 1
                 continue
-            if url in seen:
+            key = url_key(url)
+            if key in seen:
                 continue
-            if url in rejected:
+            if key in rejected:
                 stats.filtered["repeat"] += 1
                 continue
             why = self._filter(url, depth)
             if why:
                 stats.filtered[why] += 1
                 if why != "depth":  # a shallower path may reach it later
-                    rejected.add(url)
+                    rejected.add(key)
                 continue
             host = host_of(url)
             if robots:
                 rules = hosts[host].rules if host in hosts else None
                 if rules is not None and not rules.allowed(url, agent):
                     stats.robots_blocked += 1
-                    rejected.add(url)
+                    rejected.add(key)
                     continue
-            seen.add(url)
-            new.append(Item(url, host, depth))
+            seen.add(key)
+            new.append(Item(key, host, depth, fetch=url if url != key else None))
         stats.links_seen += len(hrefs)
         self._accept(new)
         return len(new)
@@ -316,7 +323,9 @@ class Crawler:
                 return  # nothing left anywhere
             self._maybe_commit()
             timeout = None
-            wt = sched.wake_time()
+            can_launch = (not self._stopping and len(self._inflight) < self.cfg.concurrency
+                          and (self.cfg.max_pages is None or self._pages_started < self.cfg.max_pages))
+            wt = sched.wake_time() if can_launch else None  # else a finishing task wakes us
             if wt is not None:
                 timeout = max(0.0, wt - time.monotonic())
             if self._later:
@@ -342,7 +351,7 @@ class Crawler:
             self._spawn(self._fetch_robots(h))
             return
         it = h.queue.popleft()
-        if robots and it.kind == "page" and h.rules is not None and not h.rules.allowed(it.url, self.agent):
+        if robots and it.kind == "page" and h.rules is not None and not h.rules.allowed(it.target, self.agent):
             self.stats.robots_blocked += 1
             self.frontier.mark(it.url, SKIPPED, error="robots")
             self.frontier.log(it.url, "skipped", error="robots")
@@ -380,7 +389,7 @@ class Crawler:
         try:
             for attempt in range(2):
                 await self.sched.turn(h)
-                res = await self.fetcher.get(url, accept=None, follow=True)
+                res = await self.fetcher.get(url, accept=None, follow=True, on_sent=self.sched.sent(h))
                 self.stats.requests += 1
                 if res.status is not None and res.status < 500:
                     break
@@ -403,9 +412,9 @@ class Crawler:
             if self.cfg.sitemaps and rules.sitemaps and not self._stopping:
                 items = []
                 for sm in rules.sitemaps:
-                    u = canonicalize(sm.strip())
-                    if u and u not in self._seen and self.in_scope(u):
-                        items.append(Item(u, host_of(u), 0, kind="sitemap"))
+                    u = canonicalize(sm.strip(), merge_slash=False)
+                    if u and url_key(u) not in self._seen and self.in_scope(u):
+                        items.append(make_item(u, 0, kind="sitemap"))
                 self._accept(items)
             self.sched.finished(h, self.cfg.robots)
 
@@ -420,17 +429,16 @@ class Crawler:
         items, seen = [], self._seen
         for m in _LOC_RE.finditer(body):
             raw = _html.unescape(m.group(1).decode("utf-8", "replace"))
-            u = canonicalize(raw.strip())
-            if not u or u in seen or u in self._rejected:
+            u = canonicalize(raw.strip(), merge_slash=False)
+            if not u or url_key(u) in seen or url_key(u) in self._rejected:
                 continue
             kind = "sitemap" if is_index else "page"
             if (why := self._filter(u, it.depth, kind)) is not None:
                 self.stats.filtered[why] += 1
                 continue
-            seen.add(u)
-            items.append(Item(u, host_of(u), it.depth, kind=kind))
-        for x in items:
-            seen.discard(x.url)
+            x = make_item(u, it.depth, kind=kind)
+            seen.add(x.url)
+            items.append(x)
         self._accept(items)
 
     # ------------------------------------------------------------------ one URL
@@ -438,7 +446,7 @@ class Crawler:
         try:
             accept = None if it.kind == "sitemap" else self.cfg.content_types
             await self.sched.turn(h)
-            res = await self.fetcher.get(it.url, accept=accept)
+            res = await self.fetcher.get(it.target, accept=accept, on_sent=self.sched.sent(h))
         except asyncio.CancelledError:
             # hard stop: the URL goes back to the queue (resume fetches it)
             self.frontier.mark(it.url, QUEUED)
@@ -519,7 +527,7 @@ class Crawler:
         self.stats.redirects += 1
         if it.kind == "page":
             self._pages_started -= 1
-        target, why = self.resolver.resolve(it.url, res.location or "")
+        target, why = self.resolver.resolve(it.target, res.location or "")
         fr = self.frontier
         if target is None:
             self._fail(it, res, "bad redirect", f"Location {res.location!r}: {why}")
@@ -529,7 +537,8 @@ class Crawler:
         while u is not None and u not in chain:
             chain.add(u)
             u = self._redirect_via.get(u)
-        if target in chain:
+        tkey = url_key(target)
+        if tkey in chain:
             self._fail(it, res, "redirect loop", f"-> {target}")
             return
         if it.hops + 1 > self.cfg.max_redirects:
@@ -537,15 +546,15 @@ class Crawler:
             return
         fr.mark(it.url, DONE, res.status, None)
         fr.log(it.url, "redirect", res.status, None, target, res.nbytes, res.elapsed)
-        if target in self._seen:
+        if tkey in self._seen:
             return
         why = self._filter(target, it.depth, it.kind)
         if why:
             self.stats.filtered[why] += 1
             fr.log(it.url, "skipped", res.status, "redirect " + why, target)
             return
-        self._redirect_via[target] = it.url
-        self._accept([Item(target, host_of(target), it.depth, it.kind, hops=it.hops + 1, via=it.url)])
+        self._redirect_via[tkey] = it.url
+        self._accept([make_item(target, it.depth, it.kind, hops=it.hops + 1, via=it.url)])
 
     async def _page(self, it: Item, res: FetchResult) -> None:
         if self.cfg.resume and it.host not in self._primed:
@@ -553,10 +562,10 @@ class Crawler:
             self._primed.add(it.host)
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
         follow = self.cfg.max_depth is None or it.depth < self.cfg.max_depth
-        result = await self.analyzer.analyse(it.host, res.body or b"", it.url, res.content_type, follow)
+        result = await self.analyzer.analyse(it.host, res.body or b"", it.target, res.content_type, follow)
         if follow:
-            self.add_links(it.url, result.base, result.hrefs, it.depth + 1)
-        self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.url, status=res.status or 200,
+            self.add_links(it.target, result.base, result.hrefs, it.depth + 1)
+        self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.target, status=res.status or 200,
                              content_type=res.content_type, title=result.title, content_hash=result.content_hash)
         self.frontier.mark(it.url, DONE, res.status)
         self.frontier.log(it.url, "fetched", res.status, None, "", res.nbytes, res.elapsed)

@@ -7,6 +7,7 @@ import asyncio
 import email.utils
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
@@ -80,8 +81,15 @@ class Fetcher:
     async def __aenter__(self) -> "Fetcher":
         conn = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.per_host + 1,
                                     ttl_dns_cache=300, enable_cleanup_closed=True)
+        # the request's send time, for politeness measured the way a server sees it
+        trace = aiohttp.TraceConfig()
+
+        async def headers_sent(session, ctx, params) -> None:  # noqa: ANN001
+            if ctx.trace_request_ctx is not None:
+                ctx.trace_request_ctx()
+        trace.on_request_headers_sent.append(headers_sent)
         self.session = aiohttp.ClientSession(
-            connector=conn, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+            connector=conn, trace_configs=[trace], auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
             headers={"User-Agent": self.user_agent, "Accept-Encoding": "gzip, deflate",
                      "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"},
             timeout=aiohttp.ClientTimeout(total=self.timeout, sock_connect=min(self.timeout, 10.0)))
@@ -92,14 +100,16 @@ class Fetcher:
             await self.session.close()
 
     async def get(self, url: str, accept: tuple[str, ...] | None = HTML_TYPES,
-                  follow: bool = False) -> FetchResult:
+                  follow: bool = False, on_sent: Callable[[], None] | None = None) -> FetchResult:
         """GET url. With `accept`, a body whose Content-Type is not one of them is not read
-        (error "content_type"). `follow` lets aiohttp follow redirects (robots.txt only)."""
+        (error "content_type"). `follow` lets aiohttp follow redirects (robots.txt only).
+        `on_sent` is called when the request head has been written to the socket."""
         res = FetchResult(url)
         t0 = time.monotonic()
         assert self.session is not None
         try:
-            async with self.session.get(url, allow_redirects=follow, max_redirects=5) as r:
+            async with self.session.get(url, allow_redirects=follow, max_redirects=5,
+                                        trace_request_ctx=on_sent) as r:
                 res.status = r.status
                 res.content_type = r.headers.get("Content-Type")
                 res.location = r.headers.get("Location")

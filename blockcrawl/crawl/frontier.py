@@ -18,7 +18,8 @@ STATE_NAMES = {QUEUED: "queued", IN_FLIGHT: "in_flight", DONE: "done", FAILED: "
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS frontier (
     id INTEGER PRIMARY KEY,
-    url TEXT NOT NULL UNIQUE,          -- canonical URL
+    url TEXT NOT NULL UNIQUE,          -- canonical URL (identity: /x and /x/ are one)
+    fetch_url TEXT,                    -- the form requested, if different ("/x" as linked)
     host TEXT NOT NULL,                -- scheme://host[:port]
     depth INTEGER NOT NULL,
     kind TEXT NOT NULL DEFAULT 'page', -- page | sitemap
@@ -51,7 +52,7 @@ CREATE TABLE IF NOT EXISTS crawl_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL
 class Item:
     """A frontier entry in memory."""
 
-    url: str
+    url: str  # the key (url_key of the canonical URL)
     host: str
     depth: int
     kind: str = "page"
@@ -59,6 +60,11 @@ class Item:
     hops: int = 0
     via: str | None = None
     not_before: float = 0.0
+    fetch: str | None = None  # URL to request when it differs from the key
+
+    @property
+    def target(self) -> str:
+        return self.fetch or self.url
 
 
 class Frontier:
@@ -88,15 +94,15 @@ class Frontier:
     def restore(self) -> list[Item]:
         """Items still to fetch, in discovery order; interrupted (in_flight) ones are queued again."""
         self.db.execute("UPDATE frontier SET state=? WHERE state=?", (QUEUED, IN_FLIGHT))
-        rows = self.db.execute("SELECT url, host, depth, kind, attempts, hops, via, not_before FROM frontier "
+        rows = self.db.execute("SELECT url, host, depth, kind, attempts, hops, via, not_before, fetch_url FROM frontier "
                                "WHERE state=? ORDER BY depth, id", (QUEUED,))
         return [Item(*r) for r in rows]
 
     def add(self, items: Iterable[Item]) -> None:
         now = time.time()
         self.db.executemany(
-            "INSERT OR IGNORE INTO frontier(url, host, depth, kind, hops, via, updated) VALUES (?,?,?,?,?,?,?)",
-            [(it.url, it.host, it.depth, it.kind, it.hops, it.via, now) for it in items])
+            "INSERT OR IGNORE INTO frontier(url, fetch_url, host, depth, kind, hops, via, updated) VALUES (?,?,?,?,?,?,?,?)",
+            [(it.url, it.fetch, it.host, it.depth, it.kind, it.hops, it.via, now) for it in items])
 
     def mark(self, url: str, state: int, status: int | None = None, error: str | None = None,
              attempts: int | None = None, not_before: float = 0.0) -> None:

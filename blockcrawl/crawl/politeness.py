@@ -8,6 +8,7 @@ import asyncio
 import heapq
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .frontier import Item
@@ -109,6 +110,13 @@ class Scheduler:
                     break
                 await asyncio.sleep(wait)
         h.last_start = time.monotonic()
+
+    @staticmethod
+    def sent(h: Host) -> Callable[[], None]:
+        """Callback for the moment the request actually left: later requests count from then."""
+        def stamp() -> None:
+            h.last_start = max(h.last_start, time.monotonic())
+        return stamp
 
     def finished(self, h: Host, robots: bool) -> None:
         h.inflight -= 1

@@ -88,8 +88,9 @@ def _norm_query(query: str) -> str:
     return "&".join(parts)
 
 
-def canonicalize(url: str) -> str | None:
-    """The canonical form of an absolute http(s) URL, or None if it is not one / malformed."""
+def canonicalize(url: str, merge_slash: bool = True) -> str | None:
+    """The canonical form of an absolute http(s) URL, or None if it is not one / malformed.
+    merge_slash=False keeps "/x" as it is (the form to fetch: a server may not serve "/x/")."""
     try:
         sp = urlsplit(url)
         scheme = sp.scheme.lower()
@@ -115,11 +116,22 @@ def canonicalize(url: str) -> str | None:
     path = _remove_dots(_encode(sp.path or "/", _PATH_KEEP))
     if not path.startswith("/"):
         path = "/" + path
-    last = path[path.rfind("/") + 1:]
-    if last and "." not in last:
-        path += "/"
+    if merge_slash:
+        last = path[path.rfind("/") + 1:]
+        if last and "." not in last:
+            path += "/"
     query = _norm_query(sp.query) if sp.query else ""
     return f"{scheme}://{netloc}{path}?{query}" if query else f"{scheme}://{netloc}{path}"
+
+
+def url_key(url: str) -> str:
+    """The identity of a canonical URL in the frontier: "/x" and "/x/" are one page."""
+    q = url.find("?")
+    path = url if q < 0 else url[:q]
+    last = path[path.rfind("/") + 1:]
+    if last and "." not in last and path.count("/") >= 3:
+        return path + "/" + ("" if q < 0 else url[q:])
+    return url
 
 
 def clean_href(href: str) -> str:
@@ -143,7 +155,7 @@ def classify(href: str) -> str | None:
 
 
 class Resolver:
-    """Resolves the hrefs of pages to canonical URLs, caching results that do not depend on the
+    """Resolves the hrefs of pages to canonical URLs (fetch form: see url_key), caching results that do not depend on the
     page's path (absolute and root-relative hrefs repeat across every page of a site)."""
 
     def __init__(self, cache_size: int = 200_000) -> None:
@@ -169,7 +181,7 @@ class Resolver:
             absolute = urljoin(base, href)
         except ValueError:
             absolute = None
-        url = canonicalize(absolute) if absolute else None
+        url = canonicalize(absolute, merge_slash=False) if absolute else None
         if url is None and absolute:
             lower = absolute.split(":", 1)[0].lower()
             why = "scheme" if lower not in DEFAULT_PORTS and ":" in absolute else "malformed"
