@@ -306,3 +306,24 @@ def test_cli_errors_are_one_line(tmp_path):
         p = _cli(*args)
         out, err = p.communicate(timeout=30)
         assert p.returncode == 2 and msg in err and "Traceback" not in err
+
+
+def test_worker_processes_store_the_same_as_inline(site, tmp_path):
+    site.routes.update(chain_site(25))
+    site.start()
+    out = []
+    for workers in (0, 2):
+        _, store = run([site.origin + "/p0.html"], tmp_path, f"w{workers}.db", workers=workers)
+        out.append((sorted(store.db.execute("SELECT url, title FROM pages")),
+                    sorted(store.db.execute("SELECT url, text FROM chunks"))))
+    assert len(out[0][0]) == 25 and out[0][1]
+    assert out[0] == out[1]
+
+
+def test_no_extract_stores_pages_without_blocks(site, tmp_path):
+    site.routes.update(chain_site(10))
+    site.start()
+    store = Store(tmp_path / "n.db")
+    crawl(store, CrawlConfig(seeds=[site.origin + "/p0.html"], progress=False), PipelineSpec(extract=False))
+    assert store.db.execute("SELECT count(*) FROM pages WHERE title LIKE 'Page %'").fetchone()[0] == 10
+    assert store.db.execute("SELECT count(*) FROM blocks").fetchone()[0] == 0

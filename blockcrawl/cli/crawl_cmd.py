@@ -83,8 +83,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M", help=f"chunk overlap (default {DEFAULT_OVERLAP})")
     g.add_argument("--tokenizer", default="model", metavar="NAME", help="'model' (default), 'words', or a tokenizer.json")
     g.add_argument("--no-dedup", action="store_true", help="keep blocks already seen on the site")
+    g.add_argument("--no-extract", action="store_true",
+                   help="only crawl: store pages (URL, status, title) and follow links, no blocks or chunks")
     g.add_argument("--workers", type=_positive(int), default=None, metavar="N",
-                   help="processes that parse and chunk pages (default 1 on a multi-core machine; "
+                   help="processes that parse and chunk pages (default: the CPU count, at most 4; "
                         "0: a thread of the crawler process)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log retries and failures (-vv: debug)")
@@ -125,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         return err(f"tokenizer: {e}")
     spec = PipelineSpec(chunk_size=args.chunk_size, overlap=args.overlap, tokenizer=args.tokenizer,
-                        dedup=not args.no_dedup, algorithm=algo)
-    workers = args.workers if args.workers is not None else (1 if (os.cpu_count() or 1) > 1 else 0)
+                        dedup=not args.no_dedup, algorithm=algo, extract=not args.no_extract)
+    cpus = os.cpu_count() or 1
+    workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
 
     cfg = CrawlConfig(
         seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,

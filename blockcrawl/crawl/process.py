@@ -29,6 +29,7 @@ class PipelineSpec:
     tokenizer: str = "model"
     dedup: bool = True
     algorithm: str = "all"
+    extract: bool = True  # False: parse for links and title only (no blocks)
 
     def build(self) -> SitePipeline:
         from ..chunk import get_tokenizer
@@ -98,6 +99,9 @@ def analyse(site: str, body: bytes, url: str, content_type: str | None, links: b
     dom = load(body, url, content_type)
     base = base_url(dom, url) if links else url
     hrefs = raw_links(dom) if links else []
+    if _SPEC is not None and not _SPEC.extract:
+        title = dom.title()
+        return PageOut(title, hashlib.blake2b(body, digest_size=16).hexdigest(), base, hrefs)
     res = _pipe(site).process_dom(dom, url)
     digest = hashlib.blake2b(res.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return PageOut(res.title, digest, base, hrefs, res.blocks, res.chunks, res.duplicates)
