@@ -108,6 +108,7 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=4)
     ap.add_argument("--pages", type=int, default=2500)
     ap.add_argument("--polite-pages", type=int, default=40, help="pages/host of the Crawl-delay run (0: skip)")
+    ap.add_argument("--polite-trap-months", type=int, default=1, help="calendar trap size of the Crawl-delay run")
     ap.add_argument("--latency-ms", type=float, default=20)
     ap.add_argument("--trap-months", type=int, default=24)
     ap.add_argument("--port", type=int, default=8800)
@@ -149,6 +150,7 @@ def main() -> None:
         r["crawler"] = "blockcrawl --no-extract (crawl only, like Scrapy here)"
         rows.append(r)
     if a.polite_pages and "blockcrawl" not in a.skip:
+        a.trap_months = a.polite_trap_months
         r = run_one(a, "blockcrawl-crawldelay1", bc, a.polite_pages, 1.0, netns)
         r["crawler"] = f"blockcrawl, {a.hosts}x{a.polite_pages} pages, Crawl-delay 1 on 127.0.0.3"
         rows.append(r)
