@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 import os
 import signal
 import sqlite3
@@ -327,3 +328,40 @@ def test_no_extract_stores_pages_without_blocks(site, tmp_path):
     crawl(store, CrawlConfig(seeds=[site.origin + "/p0.html"], progress=False), PipelineSpec(extract=False))
     assert store.db.execute("SELECT count(*) FROM pages WHERE title LIKE 'Page %'").fetchone()[0] == 10
     assert store.db.execute("SELECT count(*) FROM blocks").fetchone()[0] == 0
+
+
+def test_redirect_chain_limit_max_time_user_agent(site, tmp_path):
+    r = site.routes
+    r["/"] = Route(page("Home", ["/hop0.html", "/slow0.html"]))
+    for i in range(6):
+        r[f"/hop{i}.html"] = Route(status=301, headers={"Location": f"/hop{i + 1}.html"})
+    r["/hop6.html"] = Route(page("End of chain", []))
+    r["/slow0.html"] = Route(page("Slow 0", [f"/slow{i}.html" for i in range(1, 40)]))
+    for i in range(1, 40):
+        r[f"/slow{i}.html"] = Route(page(f"Slow {i}", []), delay=0.3)
+    site.start()
+    _, store = run([site.origin + "/hop0.html"], tmp_path, "r.db", max_redirects=3)
+    assert frontier(store)[site.origin + "/hop3.html"][2] == "too many redirects"
+    assert "/hop4.html" not in site.paths() and "/hop3.html" in site.paths()
+    t0 = time.monotonic()
+    stats, store = run(site, tmp_path, max_time=1.0, concurrency=2, per_host=2,
+                       user_agent="testbot/2.0 (+mailto:ops@example.org)")
+    assert time.monotonic() - t0 < 3.0 and stats.stopped == "stopped: time limit"
+    f = frontier(store)
+    assert "testbot/2.0 (+mailto:ops@example.org)" in {h.ua for h in site.hits}
+    # interrupted by the time limit: the rest is still queued for --resume, nothing in flight
+    states = Counter(st for st, _, _ in f.values())
+    assert states[0] > 0 and states[1] == 0
+
+
+def test_scope_host_versus_site(tmp_path):
+    a, b = Site(chain_site(3)), Site(chain_site(3))
+    a.start(), b.start()
+    try:
+        a.routes["/p0.html"] = Route(page("A0", ["/p1.html", b.origin + "/p0.html"]))
+        run([a.origin + "/p0.html"], tmp_path, "h.db", scope="host")
+        assert not b.hits  # another port is another host
+        run([a.origin + "/p0.html"], tmp_path, "s.db", scope="site")
+        assert "/p0.html" in b.paths()  # same site (127.0.0.1)
+    finally:
+        a.stop(), b.stop()
