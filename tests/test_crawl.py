@@ -232,7 +232,7 @@ def test_kill_9_then_resume_loses_nothing_and_refetches_only_interrupted(tmp_pat
         origin = f"http://127.0.0.1:{port}"
         db = tmp_path / "k.db"
         args = ["crawl", origin + "/p0.html", "--store", str(db), "--no-progress", "--tokenizer", "words",
-                "--concurrency", "8", "--per-host", "4", "--workers", "0"]
+                "--concurrency", "8", "--per-host", "4", "--workers", "1"]
         p = _cli(*args)
         deadline = time.time() + 60
         while sum(1 for r in _requests(log) if r["path"] != "/robots.txt") < 40 and time.time() < deadline:

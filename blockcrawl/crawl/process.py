@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import multiprocessing
+import os
 import signal
+import threading
+import time
 import zlib
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -69,6 +72,14 @@ def _init_worker(spec: PipelineSpec) -> None:
     _SPEC = spec
     # Ctrl-C goes to the whole process group; the engine decides how to stop, not the workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # if the crawler is killed (kill -9), its workers must not linger: watch the parent
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True, name="blockcrawl-parent-watch").start()
 
 
 def _pipe(site: str) -> SitePipeline:
