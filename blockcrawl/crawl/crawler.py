@@ -42,6 +42,7 @@ NON_HTML_EXT = frozenset(
     "bz2 xz 7z rar tar mp3 mp4 m4a m4v ogg oga ogv webm wav flac avi mov mkv wmv doc docx xls xlsx ppt "
     "pptx odt ods odp rtf epub exe dmg msi apk deb rpm iso bin woff woff2 ttf otf eot".split())
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+MAX_RETRY_WAIT = 600.0  # a server asking for a longer pause gets its URL recorded as failed
 RETRY_ERRORS = frozenset({"timeout", "connect", "disconnect", "dns"})
 _LOC_RE = re.compile(rb"<loc>\s*(.*?)\s*</loc>", re.S | re.I)
 
@@ -471,6 +472,9 @@ class Crawler:
         st.bytes += res.nbytes
         fr = self.frontier
         status = res.status
+        if res.retry_after is not None and res.retry_after > MAX_RETRY_WAIT and self._should_retry(res):
+            self._fail(it, res, f"http {status}", f"Retry-After {res.retry_after:.0f} s is beyond {MAX_RETRY_WAIT:.0f} s")
+            return
         if self._should_retry(res) and it.attempts < self.cfg.retries and not self._stopping:
             it.attempts += 1
             wait = res.retry_after if res.retry_after is not None else (
