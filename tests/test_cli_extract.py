@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_seed000_blocks import PAGE1, PAGE2
+from .test_seed000_blocks import PAGE1, PAGE2
 
 ROOT = Path(__file__).resolve().parents[1]
 

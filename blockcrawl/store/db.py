@@ -104,6 +104,11 @@ class Store:
         for cid, url, hp, text in self.db.execute("SELECT id, url, heading_path, text FROM chunks ORDER BY id"):
             yield cid, url, json.loads(hp), text
 
-    def block_hashes(self) -> list[tuple[str, str]]:
-        """(text, hash) of stored blocks in page order: reloads a site's dedup state on resume."""
-        return list(self.db.execute("SELECT text, hash FROM blocks ORDER BY page_id, position"))
+    def block_hashes(self, url_prefix: str | None = None) -> list[tuple[str, str]]:
+        """(text, hash) of stored blocks in page order: reloads a site's dedup state on resume.
+        With url_prefix, only blocks of pages whose URL starts with it (one site)."""
+        if url_prefix is None:
+            return list(self.db.execute("SELECT text, hash FROM blocks ORDER BY page_id, position"))
+        return list(self.db.execute(
+            "SELECT b.text, b.hash FROM blocks b JOIN pages p ON p.id = b.page_id "
+            "WHERE substr(p.url, 1, ?) = ? ORDER BY b.page_id, b.position", (len(url_prefix), url_prefix)))

@@ -1,0 +1,152 @@
+"""`blockcrawl crawl`: crawl sites into the store (pages, blocks, chunks, frontier, crawl log)."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+
+from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
+
+EXAMPLES = """examples:
+  blockcrawl crawl https://example.org/ --store site.db
+  blockcrawl crawl https://example.org/ --store site.db --max-pages 500 --delay 0.5
+  blockcrawl crawl https://example.org/docs/ --store docs.db --include '/docs/' --exclude '\\?print='
+  blockcrawl crawl --store site.db --resume          continue an interrupted crawl (kill -9 safe)
+  blockcrawl export --store site.db --what pages     what was crawled, as JSON Lines
+
+Politeness: robots.txt is obeyed (its Crawl-delay too), at most --per-host requests are in flight
+per host and request starts to one host are at least --delay apart; other hosts never wait.
+Ctrl-C stops gracefully (requests in flight finish); a second Ctrl-C stops at once, and the
+interrupted URLs are fetched again by --resume.
+"""
+
+
+def _positive(kind):
+    def conv(s: str):
+        try:
+            v = kind(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"must not be negative: {s}")
+        return v
+    return conv
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from ..crawl import DEFAULT_USER_AGENT
+    p = sub.add_parser("crawl", help="crawl websites politely into the store",
+                       description="Crawl from the seed URLs, same site only by default, and store every "
+                                   "HTML page's blocks and chunks. The frontier lives in the store, so an "
+                                   "interrupted crawl continues with --resume.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("urls", nargs="*", metavar="URL", help="seed URLs (optional with --resume)")
+    p.add_argument("--store", required=True, metavar="PATH", help="SQLite store to write (created if missing)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the crawl recorded in the store instead of starting afresh")
+    g = p.add_argument_group("politeness")
+    g.add_argument("--concurrency", type=_positive(int), default=32, metavar="N",
+                   help="requests in flight over all hosts (default 32)")
+    g.add_argument("--per-host", type=_positive(int), default=4, metavar="N",
+                   help="requests in flight per host (default 4)")
+    g.add_argument("--delay", type=_positive(float), default=0.0, metavar="S",
+                   help="minimum seconds between request starts to one host (default 0; "
+                        "a robots.txt Crawl-delay is honoured if larger)")
+    g.add_argument("--user-agent", default=DEFAULT_USER_AGENT, metavar="UA",
+                   help=f"User-Agent header; its first word is the robots.txt token (default {DEFAULT_USER_AGENT!r})")
+    g.add_argument("--ignore-robots", action="store_true", help="do not fetch or obey robots.txt")
+    g.add_argument("--no-sitemaps", action="store_true", help="do not seed from the sitemaps robots.txt lists")
+    g = p.add_argument_group("what to crawl")
+    g.add_argument("--scope", choices=("site", "host", "any"), default="site",
+                   help="site: the seeds' sites incl. subdomains (default); host: the seeds' hosts only; any: follow everywhere")
+    g.add_argument("--include", action="append", default=[], metavar="REGEX",
+                   help="only URLs matching this (repeatable: any may match)")
+    g.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="skip URLs matching this (repeatable)")
+    g.add_argument("--max-depth", type=_positive(int), metavar="N", help="link hops from a seed (default unlimited)")
+    g.add_argument("--content-types", default="text/html,application/xhtml+xml", metavar="LIST",
+                   help="comma-separated media types to process (default HTML only)")
+    g = p.add_argument_group("limits and errors")
+    g.add_argument("--max-pages", type=_positive(int), metavar="N", help="stop after N page fetches")
+    g.add_argument("--max-time", type=_positive(float), metavar="S", help="stop after S seconds")
+    g.add_argument("--timeout", type=_positive(float), default=10.0, metavar="S", help="per request (default 10)")
+    g.add_argument("--retries", type=_positive(int), default=2, metavar="N",
+                   help="retries of timeouts, connection errors, 429 and 5xx, with back-off or Retry-After (default 2)")
+    g.add_argument("--max-bytes", type=_positive(int), default=10 * 1024 * 1024, metavar="N",
+                   help="largest body accepted, also after decompression (default 10 MiB)")
+    g.add_argument("--max-redirects", type=_positive(int), default=10, metavar="N", help="longest redirect chain (default 10)")
+    g = p.add_argument_group("extraction")
+    g.add_argument("--algorithm", default=None, metavar="NAME",
+                   help="main-content algorithm from blockcrawl.extract.registry (default 'auto' if available, else 'all')")
+    g.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, metavar="N", help=f"tokens per chunk (default {DEFAULT_SIZE})")
+    g.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M", help=f"chunk overlap (default {DEFAULT_OVERLAP})")
+    g.add_argument("--tokenizer", default="model", metavar="NAME", help="'model' (default), 'words', or a tokenizer.json")
+    g.add_argument("--no-dedup", action="store_true", help="keep blocks already seen on the site")
+    g.add_argument("--no-extract", action="store_true",
+                   help="only crawl: store pages (URL, status, title) and follow links, no blocks or chunks")
+    g.add_argument("--workers", type=_positive(int), default=None, metavar="N",
+                   help="processes that parse and chunk pages (default: the CPU count, at most 4; "
+                        "0: a thread of the crawler process)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="log retries and failures (-vv: debug)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..crawl import CrawlConfig, crawl
+    from ..crawl.urls import canonicalize
+    from ..crawl.process import PipelineSpec
+    from ..extract.registry import ALGORITHMS, get_selector
+    from ..store import Store
+
+    err = lambda msg: (print(f"blockcrawl crawl: {msg}", file=sys.stderr), 2)[1]  # noqa: E731
+    if not args.urls and not args.resume:
+        return err("give at least one seed URL (or --resume)")
+    bad = [u for u in args.urls if canonicalize(u.strip()) is None]
+    if bad:
+        return err(f"not an http(s) URL: {bad[0]}")
+    for rx in args.include + args.exclude:
+        try:
+            re.compile(rx)
+        except re.error as e:
+            return err(f"bad regular expression {rx!r}: {e}")
+    if args.chunk_size < 1 or not 0 <= args.overlap < args.chunk_size:
+        return err("need --chunk-size >= 1 and 0 <= --overlap < --chunk-size")
+    algo = args.algorithm or ("auto" if "auto" in ALGORITHMS else "all")
+    try:
+        get_selector(algo)
+    except ValueError as e:
+        return err(str(e))
+    if args.per_host < 1 or args.concurrency < 1:
+        return err("--concurrency and --per-host must be at least 1")
+    logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        get_tokenizer(args.tokenizer)  # fail here, not in a worker
+    except (OSError, ValueError) as e:
+        return err(f"tokenizer: {e}")
+    spec = PipelineSpec(chunk_size=args.chunk_size, overlap=args.overlap, tokenizer=args.tokenizer,
+                        dedup=not args.no_dedup, algorithm=algo, extract=not args.no_extract)
+    cpus = os.cpu_count() or 1
+    workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
+
+    cfg = CrawlConfig(
+        seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
+        timeout=args.timeout, retries=args.retries, max_pages=args.max_pages, max_time=args.max_time,
+        max_depth=args.max_depth, include=args.include, exclude=args.exclude, scope=args.scope,
+        user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
+        max_bytes=args.max_bytes, max_redirects=args.max_redirects,
+        content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
+        resume=args.resume, progress=not args.no_progress, workers=workers)
+    try:
+        store = Store(args.store)
+    except Exception as e:  # noqa: BLE001 - sqlite3/OS errors have many types
+        return err(f"cannot open store {args.store}: {e}")
+    with store:
+        if args.resume and not store.db.execute(
+                "SELECT name FROM sqlite_master WHERE name='frontier'").fetchone() and not args.urls:
+            return err(f"{args.store} holds no crawl to resume; give seed URLs")
+        stats = crawl(store, cfg, spec)
+    print(stats.summary(), file=sys.stderr)
+    return 130 if stats.stopped == "stopped: interrupted" else 0

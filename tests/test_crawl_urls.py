@@ -1,0 +1,71 @@
+"""URL resolution, classification and canonicalisation (seed 002 section 3)."""
+from blockcrawl.crawl.urls import Resolver, canonicalize, url_key
+from blockcrawl.crawl.links import base_url, raw_links
+from blockcrawl.parse import load
+
+BASE = "http://example.org/dir/page.html"
+
+
+def test_variants_of_one_page_have_one_canonical_form():
+    variants = [
+        "http://example.org/s3/p17.html", "HTTP://Example.ORG/s3/p17.html", "http://example.org:80/s3/p17.html",
+        "http://example.org/s3/p17.html#comments", "http://example.org/s4/../s3/./p17.html",
+        "http://example.org/s3/p%31%37.html", "http://example.org/s3/p17.html?utm_source=x&utm_medium=email",
+        "http://example.org/s3/p17.html?fbclid=abc&gclid=1",
+    ]
+    assert {canonicalize(v) for v in variants} == {"http://example.org/s3/p17.html"}
+
+
+def test_trailing_slash_query_order_and_escapes():
+    assert canonicalize("http://a.org/s3") == canonicalize("http://a.org/s3/") == "http://a.org/s3/"
+    assert canonicalize("http://a.org") == "http://a.org/"
+    assert canonicalize("http://a.org/x?b=2&a=1") == canonicalize("http://a.org/x?a=1&b=2&utm_campaign=z")
+    assert canonicalize("http://a.org/a%2fb.html") == "http://a.org/a%2Fb.html"  # reserved stays encoded
+    assert canonicalize("http://a.org/%7euser/") == "http://a.org/~user/"
+    assert canonicalize("https://a.org:443/x.html") == "https://a.org/x.html"
+    assert canonicalize("https://a.org:8443/x.html") == "https://a.org:8443/x.html"
+    assert canonicalize("http://a.org/статья.html") == "http://a.org/%D1%81%D1%82%D0%B0%D1%82%D1%8C%D1%8F.html"
+    assert canonicalize("http://bücher.de/") == "http://xn--bcher-kva.de/"
+
+
+def test_rejects_non_http_and_malformed():
+    for bad in ("ftp://a.org/x", "mailto:a@b.c", "http://", "http://a.org:99999/", "http://[::1/", "not a url"):
+        assert canonicalize(bad) is None, bad
+
+
+def test_resolve_link_categories():
+    r = Resolver()
+    assert r.resolve(BASE, "/x/y.html") == ("http://example.org/x/y.html", None)  # root-relative
+    assert r.resolve(BASE, "q.html") == ("http://example.org/dir/q.html", None)  # relative
+    assert r.resolve(BASE, "../up.html") == ("http://example.org/up.html", None)
+    assert r.resolve("https://example.org/a/", "//cdn.example.org/z.html") == ("https://cdn.example.org/z.html", None)
+    assert r.resolve(BASE, "http://other.org/a") == ("http://other.org/a", None)  # absolute, fetched as written
+    assert url_key("http://other.org/a") == url_key("http://other.org/a/") == "http://other.org/a/"
+    assert url_key("http://other.org/a?x=1") == "http://other.org/a/?x=1"
+    assert url_key("http://other.org") == "http://other.org"
+    assert r.resolve(BASE, "  /padded.html\n") == ("http://example.org/padded.html", None)
+    assert r.resolve(BASE, "?page=2&cat=1") == ("http://example.org/dir/page.html?cat=1&page=2", None)
+    for href, why in [("#top", "fragment"), ("", "empty"), ("javascript:void(0)", "scheme"),
+                      ("mailto:x@y.z", "scheme"), ("tel:+1555", "scheme"), ("data:text/html,hi", "scheme"),
+                      ("http://a.org:notaport/", "malformed")]:
+        assert r.resolve(BASE, href) == (None, why), href
+    # the cache must not leak one origin's root-relative result into another origin
+    assert r.resolve("http://b.org/", "/x/y.html") == ("http://b.org/x/y.html", None)
+
+
+def test_links_from_dom_with_base_href_and_legacy_charset():
+    html = ('<html><head><meta charset="windows-1251"><base href="/s4/"></head><body>'
+            '<a href="p1.html">a</a><area href="/map.html"><a name="x">no href</a>'
+            '<a href="/legacy/\xf1\xf2\xe0\xf2\xfc\xff.html">cp1251</a></body></html>').encode("latin-1")
+    dom = load(html, "http://h.org/s3/p9.html", "text/html")
+    base = base_url(dom, "http://h.org/s3/p9.html")
+    assert base == "http://h.org/s4/"
+    r = Resolver()
+    urls = [r.resolve(base, h)[0] for h in raw_links(dom)]
+    assert urls == ["http://h.org/s4/p1.html", "http://h.org/map.html",
+                    "http://h.org/legacy/%D1%81%D1%82%D0%B0%D1%82%D1%8C%D1%8F.html"]
+
+
+def test_link_at_the_bottom_of_10000_nested_divs():
+    html = "<html><body>" + "<div>" * 10000 + '<a href="/deep-tail.html">t</a>' + "</div>" * 10000 + "</body></html>"
+    assert raw_links(load(html, "http://h.org/")) == ["/deep-tail.html"]
