@@ -95,3 +95,14 @@ def test_token_counts_of_chunks_are_the_model_counts():
     for c in chunks:
         assert c.n_tokens == tok.count([c.text])[0] and c.n_tokens <= 64
     assert len(chunks) > 3
+
+
+def test_long_texts_are_tokenized_in_windows_with_the_same_offsets():
+    from blockcrawl.chunk import default_tokenizer
+    from blockcrawl.chunk import tokenize
+
+    tok = default_tokenizer()
+    text = " ".join(f"Wort{i} naïve café, tokenization-heavy words {i * 7}." for i in range(3000))
+    assert len(text) > 3 * tokenize._WINDOW
+    whole = [s for s, _ in tok._tok.encode(text, add_special_tokens=False).offsets]
+    assert tok.offsets([text, "short one"])[0] == whole

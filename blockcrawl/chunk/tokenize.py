@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 _WORD_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_WINDOW = 8192  # characters per tokenizer call for long texts
 
 
 class Tokenizer(Protocol):
@@ -53,8 +54,24 @@ class HFTokenizer:
     def offsets(self, texts: list[str]) -> list[list[int]]:
         if not texts:
             return []
-        # one batched call: the per-call overhead dominates for short blocks
-        return [[start for start, _ in e.offsets] for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+        # Long texts are cut at white space into windows: one huge encode() is single-threaded
+        # and slow (a 5 MB page took seconds); windows go through one batched, parallel call.
+        pieces: list[str] = []
+        origin: list[tuple[int, int]] = []  # (text index, char offset of the window)
+        for t_idx, text in enumerate(texts):
+            start = 0
+            while len(text) - start > _WINDOW:
+                cut = text.rfind(" ", start + _WINDOW // 2, start + _WINDOW)
+                cut = cut if cut > start else start + _WINDOW
+                pieces.append(text[start:cut])
+                origin.append((t_idx, start))
+                start = cut
+            pieces.append(text[start:])
+            origin.append((t_idx, start))
+        out: list[list[int]] = [[] for _ in texts]
+        for (t_idx, base), enc in zip(origin, self._tok.encode_batch(pieces, add_special_tokens=False)):
+            out[t_idx].extend(base + s for s, _ in enc.offsets)
+        return out
 
 
 def model_tokenizer_path() -> Path | None:
