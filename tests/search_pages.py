@@ -17,9 +17,16 @@ collection; its interpreter reads source code and runs it line by line, and pip 
 file on disk and applications query it with SQL without running a separate server process.</p></div>
 </body></html>"""
 
+# Chunk text that looks like markup: the search page must show it as text, never as HTML.
+MARKUP = """<html><head><title>Escaping</title></head><body><h1>Web pages</h1>
+<div><h2>Escaping markup</h2><p>To show a tag such as &lt;img src=x onerror="document.title='owned'"&gt; on
+a web page as plain text, replace the angle brackets by character entities before inserting it.</p></div>
+</body></html>"""
+
 PAGES = {
     "http://site.test/europe": PAGE1,
     "http://site.test/asia": PAGE2,
     "http://site.test/cooking": COOKING,
     "http://site.test/computing": COMPUTING,
+    "http://site.test/markup": MARKUP,
 }

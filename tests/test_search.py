@@ -257,6 +257,34 @@ def test_serve_refuses_unindexed_store(tmp_path):
         make_server(tmp_path / "raw.db", port=0)
 
 
+CHROMIUM = "/usr/bin/chromium"
+
+
+def dump_dom(url: str) -> str:
+    """The page's DOM after its scripts ran (headless Chromium waits for the fetch to finish)."""
+    r = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--no-first-run", "--virtual-time-budget=15000", "--dump-dom", url],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no /usr/bin/chromium (Debian package chromium)")
+def test_page_in_browser(server):
+    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "how do I bake a loaf at home", "k": 3}))
+    first = dom.index('class="hit"')
+    hit = dom[first:dom.index('class="hit"', first + 1)]
+    assert "<span>Recipes</span><span>Bread</span>" in hit  # heading path as breadcrumb
+    assert 'href="http://site.test/cooking"' in hit and "Kitchen notes" in hit  # link to the source
+    assert dom.count('class="hit"') == 3 and "3 hits" in dom
+    # page text is shown as text, never run as markup
+    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "show a tag as plain text with entities", "k": 1}))
+    assert "&lt;img src=x onerror=" in dom and "<img" not in dom and "<title>blockcrawl search</title>" in dom
+    # the API's 400 message reaches the user
+    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "bread", "k": 500}))
+    assert "Error: k must be between 1 and 100" in dom
+
+
 # ---- command line ---------------------------------------------------------------------------------
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
 
 MODES = ("hybrid", "vector", "keyword")  # repeated here: importing the search package costs numpy
 
@@ -33,7 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..index.errors import IndexError_
-    from ..search import search
+    from ..search import format_hits, search
 
     try:
         hits = search(args.store, args.query, args.k, args.mode)
@@ -48,8 +47,5 @@ def run(args: argparse.Namespace) -> int:
     if not hits:
         print("no hits", file=sys.stderr)
         return 0
-    for n, h in enumerate(hits, 1):
-        crumbs = " > ".join(h.heading_path) or "(no heading)"
-        out.write(f"{n:>2}. [{h.score:.4f}] {crumbs}\n    {h.url}\n")
-        out.write(textwrap.indent(textwrap.fill(h.text, 96), "    ") + "\n\n")
+    out.write(format_hits(hits))
     return 0
