@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -322,6 +323,21 @@ def test_cli_index_and_search(tmp_path):
     assert len(hits) == 2 and hits[0]["heading_path"] == ["Recipes", "Bread"]
     r = cli("search", "--store", str(path), "Deutschland", "--mode", "keyword")
     assert r.returncode == 0 and "Europe Countries > Germany" in r.stdout and "http://site.test/europe" in r.stdout
+
+
+def test_cli_serve(store):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "blockcrawl", "serve", "--store", str(store), "--port", "0"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stderr.readline()  # "blockcrawl serve: http://127.0.0.1:PORT/ (Ctrl-C to stop)"
+        m = re.search(r"http://127\.0\.0\.1:\d+", line)
+        assert m, line
+        status, body = api(m.group(0), q="SQLite database file", k=1)
+        assert status == 200 and body["hits"][0]["heading_path"] == ["Languages", "SQLite"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def test_help_does_not_import_torch():
