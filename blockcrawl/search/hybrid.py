@@ -111,6 +111,17 @@ def _keyword_ranked(db: sqlite3.Connection, query: str, n: int) -> list[tuple[in
     return [(int(r[0]), -float(r[1])) for r in rows]
 
 
+def _keyword_in_thread(path: Path, query: str, n: int, box: list) -> None:
+    try:
+        db = connect(path)
+        try:
+            box.append(_keyword_ranked(db, query, n))
+        finally:
+            db.close()
+    except BaseException as e:  # handed to the caller's thread
+        box.append(e)
+
+
 def _vector_ranked(loaded: _Loaded, query_vec: np.ndarray, n: int) -> list[tuple[int, float]]:
     if loaded.ann is not None:
         ids, scores = loaded.ann.search(query_vec, n)
@@ -152,6 +163,12 @@ def search(store_path: str | Path, query: str, k: int = 10, mode: str = "hybrid"
         n = max(100, 3 * k)  # candidates per list: RRF needs depth, and some ids may be gone
         vec: list[tuple[int, float]] = []
         kw: list[tuple[int, float]] = []
+        fts_thread = None
+        if mode == "hybrid":
+            # FTS on its own connection while the model embeds the query: both release the GIL
+            box: list = []
+            fts_thread = threading.Thread(target=_keyword_in_thread, args=(path, query, n, box), daemon=True)
+            fts_thread.start()
         if mode in ("hybrid", "vector"):
             emb = embedder or default_embedder()
             if emb.name != meta.get("model"):
@@ -159,7 +176,12 @@ def search(store_path: str | Path, query: str, k: int = 10, mode: str = "hybrid"
             loaded = _vectors(db, path, meta)
             qv = emb.embed([query])[0]
             vec = _vector_ranked(loaded, qv, n)
-        if mode in ("hybrid", "keyword"):
+        if fts_thread is not None:
+            fts_thread.join()
+            if isinstance(box[0], BaseException):
+                raise box[0]
+            kw = box[0]
+        elif mode == "keyword":
             kw = _keyword_ranked(db, query, n)
         if mode == "vector":
             ranked = [(cid, s, i + 1, None) for i, (cid, s) in enumerate(vec)]
