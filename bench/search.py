@@ -234,13 +234,24 @@ def bench_recall(pages, tmp: Path, max_queries: int, k: int) -> tuple[list[dict]
     for chunking, path in stores.items():
         for qkind in ("heading", "sentence"):
             for mode in ("vector", "hybrid", "keyword"):
-                found = 0
+                found, focus = 0, []
                 for q in queries:
                     hits = search(path, q[qkind], k, mode)
-                    if any(h.url == q["url"] and shingles(h.text) & q["shingles"] for h in hits):
-                        found += 1
-                rows.append({"chunks": chunking, "query": qkind, "mode": mode, "recall": found / max(1, len(queries))})
-    return rows, len(queries)
+                    for h in hits:
+                        sh = shingles(h.text)
+                        if h.url == q["url"] and sh & q["shingles"]:
+                            found += 1
+                            # share of the first relevant hit's text that is the section's own
+                            focus.append(len(sh & q["shingles"]) / len(sh))
+                            break
+                rows.append({"chunks": chunking, "query": qkind, "mode": mode, "recall": found / max(1, len(queries)),
+                             "focus": statistics.mean(focus) if focus else 0.0})
+    counts = {}
+    for chunking, path in stores.items():
+        db = sqlite3.connect(path)
+        counts[chunking] = db.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+        db.close()
+    return rows, len(queries), counts
 
 
 def main() -> int:
@@ -285,13 +296,16 @@ def main() -> int:
                 print(f"| {r['n']} | {r['variant']} | {r['mode']} | {r['p50']:.1f} | {r['p95']:.1f} | {r['load_s']:.2f} |")
             sys.stdout.flush()
         if "recall" not in skip:
-            rows, nq = bench_recall(pages, tmp, args.queries, 5)
-            print(f"\n### Recall@5, block chunks vs plain chunks ({nq} section queries from {len(pages)} pages)\n")
-            print("| query | mode | block chunks | plain chunks |\n|---|---|---:|---:|")
+            rows, nq, counts = bench_recall(pages, tmp, args.queries, 5)
+            print(f"\n### Recall@5, block chunks ({counts['blocks']} embedded) vs plain chunks ({counts['plain']}); "
+                  f"{nq} section queries from {len(pages)} pages\n")
+            print("| query | mode | recall@5 blocks | recall@5 plain | focus blocks | focus plain |\n"
+                  "|---|---|---:|---:|---:|---:|")
             for qkind in ("heading", "sentence"):
                 for mode in ("vector", "hybrid", "keyword"):
-                    get = {r["chunks"]: r["recall"] for r in rows if r["query"] == qkind and r["mode"] == mode}
-                    print(f"| {qkind} | {mode} | {get['blocks']:.3f} | {get['plain']:.3f} |")
+                    get = {r["chunks"]: r for r in rows if r["query"] == qkind and r["mode"] == mode}
+                    print(f"| {qkind} | {mode} | {get['blocks']['recall']:.3f} | {get['plain']['recall']:.3f} | "
+                          f"{get['blocks']['focus']:.2f} | {get['plain']['focus']:.2f} |")
     return 0
 
 
