@@ -1,5 +1,5 @@
 """Small hand-made pages for the index/search tests (a helper module, not a test file)."""
-from test_seed000_blocks import PAGE1, PAGE2
+from .test_seed000_blocks import PAGE1, PAGE2
 
 COOKING = """<html><head><title>Kitchen notes</title></head><body>
 <h1>Recipes</h1>

@@ -21,7 +21,7 @@ from blockcrawl.index.ann import ann_paths, available as ann_available
 from blockcrawl.search import Hit, SearchError, search
 from blockcrawl.search.serve import make_server, serve_in_thread
 from blockcrawl.store import Store
-from search_pages import COOKING, PAGE1, PAGES
+from .search_pages import COOKING, PAGE1, PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 
