@@ -156,6 +156,19 @@ def test_incremental_reindex(tmp_path):
     assert top(search(path, "overnight fridge", 1, "keyword")) == ["Recipes", "Bread"]
 
 
+def test_store_recreated_at_same_path(tmp_path):
+    path = tmp_path / "again.db"
+    fill(path, {"http://a.test/": PAGE1})
+    build_index(path)
+    assert search(path, "German landscape", 1, "vector")[0].heading_path[-1] == "Germany"  # cached now
+    for f in tmp_path.glob("again.db*"):
+        f.unlink()
+    fill(path, {"http://b.test/": COOKING})  # same path, generation 1 again, other chunks
+    build_index(path)
+    hit = search(path, "bake bread", 1, "vector")[0]
+    assert hit.url == "http://b.test/" and hit.heading_path == ["Recipes", "Bread"]
+
+
 def test_other_model_reembeds(tmp_path):
     class Other(CountingEmbedder):
         pass

@@ -48,7 +48,7 @@ class Hit:
 
 @dataclass
 class _Loaded:
-    generation: str
+    generation: str  # cache token: index generation @ time of the index run
     model: str
     dim: int
     ids: np.ndarray
@@ -64,9 +64,12 @@ def _vectors(db: sqlite3.Connection, path: Path, meta: dict[str, str]) -> _Loade
     """The store's vectors, loaded once per process and index generation."""
     key = str(path.resolve())
     gen = meta.get("generation", "0")
+    # generation and time of the index run: a store deleted and indexed anew under the same path
+    # (generation 1 again) is not mistaken for the one cached
+    token = f"{gen}@{meta.get('indexed_at', '')}"
     with _cache_lock:
         cached = _cache.get(key)
-        if cached is None or cached.generation != gen:
+        if cached is None or cached.generation != token:
             from ..index.ann import load_ann
 
             dim = int(meta.get("dim", 0))
@@ -75,7 +78,7 @@ def _vectors(db: sqlite3.Connection, path: Path, meta: dict[str, str]) -> _Loade
                 ids, matrix = load_vectors(db, dim)
             else:  # the graph answers alone: no need for the matrix in RAM
                 ids, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
-            cached = _Loaded(gen, meta.get("model", ""), dim, ids, matrix, ann)
+            cached = _Loaded(token, meta.get("model", ""), dim, ids, matrix, ann)
             _cache[key] = cached
         return cached
 
