@@ -6,7 +6,7 @@ import importlib
 import sys
 
 # Subcommand modules, in the order --help lists them.
-COMMANDS = ["extract", "crawl", "export"]
+COMMANDS = ["extract", "crawl", "export", "index", "search", "serve"]
 
 
 def build_parser() -> argparse.ArgumentParser:

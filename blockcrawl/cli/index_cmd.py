@@ -1,0 +1,48 @@
+"""`blockcrawl index`: embed the store's new chunks and bring the keyword index up to date."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXAMPLES = """examples:
+  blockcrawl index --store site.db                  embed chunks that have no vector yet
+  blockcrawl index --store site.db --ann            also build an HNSW graph (STORE.hnsw) for large stores
+  blockcrawl index --store site.db --batch-size 128
+
+Re-running after a re-crawl embeds only chunks whose text is new: vectors are keyed by a hash of
+the model name and the chunk text, so unchanged pages cost no model time.
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("index", help="embed a store's chunks for search (incremental)",
+                       description="Embed the chunks of a crawled store with all-MiniLM-L6-v2 (bundled, "
+                                   "offline) and keep its FTS5 keyword index in sync.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--store", required=True, metavar="PATH", help="the SQLite store written by 'blockcrawl crawl'")
+    p.add_argument("--batch-size", type=int, default=64, metavar="N", help="texts per model call (default 64)")
+    p.add_argument("--ann", action="store_true",
+                   help="also build an approximate (HNSW) vector index next to the store; needs hnswlib")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.batch_size <= 4096:
+        print("blockcrawl index: --batch-size must be between 1 and 4096", file=sys.stderr)
+        return 2
+    from ..index import IndexError_, build_index
+    from ..index.ann import available
+
+    if args.ann and not available():
+        print("blockcrawl index: --ann needs hnswlib (pip install 'blockcrawl[ann]')", file=sys.stderr)
+        return 2
+    try:
+        st = build_index(args.store, batch_size=args.batch_size, ann=args.ann, progress=not args.quiet)
+    except IndexError_ as e:
+        print(f"blockcrawl index: {e}", file=sys.stderr)
+        return 2
+    print(f"indexed {args.store}: {st.chunks} chunks, {st.embedded} embedded, {st.reused} reused, "
+          f"{st.removed} stale vectors removed{', ANN built' if st.ann else ''} in {st.seconds:.1f} s",
+          file=sys.stderr)
+    return 0

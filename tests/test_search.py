@@ -1,0 +1,362 @@
+"""Index and search with the real all-MiniLM-L6-v2 model on a small store of hand-made pages."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from blockcrawl import SitePipeline
+from blockcrawl.index import Embedder, MiniLMEmbedder, NotIndexed, StoreMissing, build_index, default_embedder
+from blockcrawl.index.ann import ann_paths, available as ann_available
+from blockcrawl.search import Hit, SearchError, search
+from blockcrawl.search.serve import make_server, serve_in_thread
+from blockcrawl.store import Store
+from .search_pages import COOKING, PAGE1, PAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def fill(path: Path, pages: dict[str, str]) -> None:
+    pipe = SitePipeline()
+    with Store(path) as st:
+        for url, html in pages.items():
+            r = pipe.process(html, url)
+            st.save_page(url, r.blocks, r.chunks, title=r.title, content_hash=str(hash(r.text)))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("search") / "site.db"
+    fill(path, PAGES)
+    build_index(path, embedder=default_embedder(), batch_size=4)
+    return path
+
+
+def top(hits: list[Hit]) -> list[str]:
+    return hits[0].heading_path
+
+
+def test_embedder_contract():
+    emb = default_embedder()
+    assert isinstance(emb, Embedder) and isinstance(emb, MiniLMEmbedder)
+    m = emb.embed(["Germany lies in central Europe.", "A recipe for bread."])
+    assert m.dtype == np.float32 and m.shape == (2, emb.dim)
+    assert np.allclose(np.linalg.norm(m, axis=1), 1.0, atol=1e-5)
+    assert emb.embed([]).shape == (0, emb.dim)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector"])
+def test_meaning_finds_the_right_section(store, mode):
+    hits = search(store, "mountains and lowlands of the German landscape", 3, mode)
+    assert top(hits) == ["Europe Countries", "Germany"]
+    assert hits[0].url == "http://site.test/europe"
+    assert hits[0].text.startswith("Germany:")
+    # paraphrases without the section's words
+    assert top(search(store, "how do I bake a loaf at home", 3, mode)) == ["Recipes", "Bread"]
+    assert top(search(store, "a database stored in a single file", 3, mode)) == ["Languages", "SQLite"]
+    query = "nation with the most inhabitants on earth" if mode == "vector" else "largest population in Asia"
+    assert top(search(store, query, 3, mode)) == ["Asia Countries", "China"]
+
+
+def test_keyword_mode_and_diacritics(store):
+    hits = search(store, "Deutschland", 5, "keyword")
+    assert [h.heading_path for h in hits] == [["Europe Countries", "Germany"]]
+    assert hits[0].keyword_rank == 1 and hits[0].vector_rank is None
+    # remove_diacritics: "creme brulee" finds "Crème brûlée"; FTS syntax in a query is just text
+    assert top(search(store, 'creme brulee "AND* (', 3, "keyword")) == ["Recipes", "Crème brûlée"]
+    assert search(store, "zzzyqx", 5, "keyword") == []
+
+
+def test_hybrid_fuses_ranks(store):
+    hits = search(store, "New Delhi capital", 5, "hybrid")
+    assert top(hits) == ["Asia Countries", "India"]
+    h = hits[0]
+    assert h.vector_rank == 1 and h.keyword_rank == 1
+    assert h.score == pytest.approx(2 / 61, abs=1e-6)  # RRF, k=60, first in both lists
+    assert [x.score for x in hits] == sorted((x.score for x in hits), reverse=True)
+    assert len(search(store, "country", 2, "hybrid")) == 2
+
+
+def test_heading_only_blocks_get_no_vector(store):
+    for h in search(store, "Europe Countries", 10, "vector"):
+        assert h.text != "Europe Countries:"
+    assert any(h.text == "Europe Countries:" for h in search(store, "Europe Countries", 10, "keyword"))
+
+
+@pytest.mark.parametrize("query,k,mode,msg", [
+    ("", 5, "hybrid", "empty query"), ("   ", 5, "vector", "empty query"),
+    ("x" * 1001, 5, "hybrid", "too long"), ("germany", 0, "hybrid", "k must"),
+    ("germany", 101, "hybrid", "k must"), ("germany", 5, "fuzzy", "mode must"),
+])
+def test_input_validation(store, query, k, mode, msg):
+    with pytest.raises(SearchError, match=msg):
+        search(store, query, k, mode)
+
+
+def test_missing_and_unindexed_store(tmp_path):
+    with pytest.raises(StoreMissing, match="no store"):
+        search(tmp_path / "nope.db", "x")
+    assert not (tmp_path / "nope.db").exists()  # a typo leaves no empty store behind
+    fill(tmp_path / "raw.db", {"http://a.test/": PAGE1})
+    with pytest.raises(NotIndexed, match="never indexed"):
+        search(tmp_path / "raw.db", "x")
+    with pytest.raises(StoreMissing):
+        build_index(tmp_path / "nope.db")
+
+
+def test_incremental_reindex(tmp_path):
+    path = tmp_path / "inc.db"
+    fill(path, PAGES)
+    counter = CountingEmbedder(default_embedder())
+    first = build_index(path, embedder=counter)
+    n_embedded = len(counter.texts)
+    assert first.embedded == n_embedded > 0
+    with Store(path) as st:
+        n_heading = st.db.execute("SELECT count(*) FROM blocks WHERE kind='heading'").fetchone()[0]
+        n_chunks = st.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert n_embedded == n_chunks - n_heading
+
+    # nothing changed: no model call at all
+    counter.texts.clear()
+    assert build_index(path, embedder=counter).embedded == 0 and counter.texts == []
+
+    # re-crawl: save_page deletes and re-inserts every chunk (new ids); one section changed
+    changed = COOKING.replace("let it rise\nfor two hours", "let it rise overnight in the fridge")
+    fill(path, {**PAGES, "http://site.test/cooking": changed})
+    counter.texts.clear()
+    st = build_index(path, embedder=counter)
+    assert len(counter.texts) == st.embedded == 1 and "overnight" in counter.texts[0]
+    assert st.reused == n_embedded - 1 and st.removed == 1
+    # every chunk's vector still belongs to its own text (ids were reused by SQLite)
+    assert top(search(path, "mountains and lowlands of the German landscape", 1, "vector")) == \
+        ["Europe Countries", "Germany"]
+    assert "overnight" in search(path, "leave the dough to rise overnight", 1, "vector")[0].text
+    assert top(search(path, "overnight fridge", 1, "keyword")) == ["Recipes", "Bread"]
+
+
+def test_store_recreated_at_same_path(tmp_path):
+    path = tmp_path / "again.db"
+    fill(path, {"http://a.test/": PAGE1})
+    build_index(path)
+    assert search(path, "German landscape", 1, "vector")[0].heading_path[-1] == "Germany"  # cached now
+    for f in tmp_path.glob("again.db*"):
+        f.unlink()
+    fill(path, {"http://b.test/": COOKING})  # same path, generation 1 again, other chunks
+    build_index(path)
+    hit = search(path, "bake bread", 1, "vector")[0]
+    assert hit.url == "http://b.test/" and hit.heading_path == ["Recipes", "Bread"]
+
+
+def test_other_model_reembeds(tmp_path):
+    class Other(CountingEmbedder):
+        pass
+
+    path = tmp_path / "m.db"
+    fill(path, {"http://a.test/": PAGE1})
+    build_index(path, embedder=default_embedder())
+    other = Other(default_embedder())
+    other.name = "other-model"
+    assert build_index(path, embedder=other).embedded == len(other.texts) > 0
+    with pytest.raises(NotIndexed, match="other-model"):
+        search(path, "Germany", 1, "vector")  # the default model's vectors are gone
+    assert search(path, "Germany", 1, "vector", embedder=other)[0].heading_path[-1] == "Germany"
+
+
+@pytest.mark.skipif(not ann_available(), reason="hnswlib not installed (pip install 'blockcrawl[ann]')")
+def test_ann_index(tmp_path):
+    from blockcrawl.search import hybrid
+
+    path = tmp_path / "ann.db"
+    fill(path, PAGES)
+    build_index(path, ann=True)
+    assert ann_paths(path)[0].is_file()
+    queries = ("mountains and lowlands of the German landscape", "a database stored in a single file")
+    by_ann = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
+    assert hybrid._cache[str(path.resolve())].ann is not None  # the graph answered
+    assert by_ann[0][0][0] == ["Europe Countries", "Germany"] and by_ann[1][0][0] == ["Languages", "SQLite"]
+    # a later index run without --ann makes the graph stale: search falls back to exact search,
+    # which agrees with the graph on this small store
+    fill(path, {**PAGES, "http://site.test/cooking": COOKING.replace("ten minutes", "twelve minutes")})
+    build_index(path)
+    exact = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
+    assert hybrid._cache[str(path.resolve())].ann is None
+    assert exact == by_ann
+
+
+# ---- HTTP API -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def server(store):
+    srv = make_server(store, "127.0.0.1", 0, embedder=default_embedder())
+    serve_in_thread(srv)
+    yield "http://%s:%d" % srv.server_address[:2]
+    srv.shutdown()
+    srv.server_close()
+
+
+def get(url: str) -> tuple[int, dict | str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            body, status, ctype = r.read().decode(), r.status, r.headers["Content-Type"]
+    except urllib.error.HTTPError as e:
+        body, status, ctype = e.read().decode(), e.code, e.headers["Content-Type"]
+    return status, (json.loads(body) if ctype.startswith("application/json") else body), ctype
+
+
+def api(base: str, **params) -> tuple[int, dict]:
+    status, body, _ = get(base + "/api/search?" + urllib.parse.urlencode(params))
+    return status, body
+
+
+def test_http_search(server):
+    status, body = api(server, q="mountains and lowlands of the German landscape", k=2, mode="hybrid")
+    assert status == 200 and len(body["hits"]) == 2
+    hit = body["hits"][0]
+    assert hit["heading_path"] == ["Europe Countries", "Germany"] and hit["url"] == "http://site.test/europe"
+    assert set(hit) >= {"score", "url", "heading_path", "text", "chunk_id"}
+    status, body = api(server, q="Deutschland", mode="keyword")
+    assert status == 200 and [h["heading_path"][-1] for h in body["hits"]] == ["Germany"]
+    # concurrent requests from several threads
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: results.append(api(server, q="bread recipe", k=1)[0]))
+               for _ in range(6)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert results == [200] * 6
+
+
+@pytest.mark.parametrize("params,msg", [
+    ({}, "empty query"), ({"q": ""}, "empty query"), ({"q": "x" * 1001}, "too long"),
+    ({"q": "x", "k": "0"}, "k must"), ({"q": "x", "k": "101"}, "k must"), ({"q": "x", "k": "ten"}, "k must"),
+    ({"q": "x", "mode": "fuzzy"}, "mode must"),
+])
+def test_http_validation(server, params, msg):
+    status, body = api(server, **params)
+    assert status == 400 and msg in body["error"]
+
+
+def test_http_page_and_404(server):
+    status, body, ctype = get(server + "/")
+    assert status == 200 and ctype.startswith("text/html")
+    assert "/api/search" in body and 'id="q"' in body
+    status, body, _ = get(server + "/nope")
+    assert status == 404 and "error" in body
+
+
+def test_serve_refuses_unindexed_store(tmp_path):
+    fill(tmp_path / "raw.db", {"http://a.test/": PAGE1})
+    with pytest.raises(NotIndexed):
+        make_server(tmp_path / "raw.db", port=0)
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def dump_dom(url: str) -> str:
+    """The page's DOM after its scripts ran (headless Chromium waits for the fetch to finish)."""
+    r = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--no-first-run", "--virtual-time-budget=15000", "--dump-dom", url],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no /usr/bin/chromium (Debian package chromium)")
+def test_page_in_browser(server):
+    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "how do I bake a loaf at home", "k": 3}))
+    first = dom.index('class="hit"')
+    hit = dom[first:dom.index('class="hit"', first + 1)]
+    assert "<span>Recipes</span><span>Bread</span>" in hit  # heading path as breadcrumb
+    assert 'href="http://site.test/cooking"' in hit and "Kitchen notes" in hit  # link to the source
+    assert dom.count('class="hit"') == 3 and "3 hits" in dom
+    # page text is shown as text, never run as markup
+    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "show a tag as plain text with entities", "k": 1}))
+    assert "&lt;img src=x onerror=" in dom and "<img" not in dom and "<title>blockcrawl search</title>" in dom
+    # the API's 400 message reaches the user
+    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "bread", "k": 500}))
+    assert "Error: k must be between 1 and 100" in dom
+
+
+# ---- command line ---------------------------------------------------------------------------------
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "blockcrawl", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_cli_errors_are_one_line(store, tmp_path):
+    cases = [
+        (["search", "--store", str(tmp_path / "none.db"), "x"], "no store at"),
+        (["search", "--store", str(store), ""], "empty query"),
+        (["search", "--store", str(store), "x", "-k", "500"], "k must be between 1 and 100"),
+        (["index", "--store", str(tmp_path / "none.db")], "no store at"),
+        (["serve", "--store", str(tmp_path / "none.db"), "--port", "0"], "no store at"),
+    ]
+    fill(tmp_path / "raw.db", {"http://a.test/": PAGE1})
+    cases.append((["search", "--store", str(tmp_path / "raw.db"), "x"], "never indexed"))
+    for args, msg in cases:
+        r = cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and msg in lines[0], (args, r.stderr)
+
+
+def test_cli_index_and_search(tmp_path):
+    path = tmp_path / "cli.db"
+    fill(path, PAGES)
+    r = cli("index", "--store", str(path), "--batch-size", "3")
+    assert r.returncode == 0, r.stderr
+    assert "embedded" in r.stderr and "chunk" in r.stderr  # the summary (tqdm draws on stderr too)
+    r = cli("search", "--store", str(path), "how do I bake a loaf at home", "-k", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    hits = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(hits) == 2 and hits[0]["heading_path"] == ["Recipes", "Bread"]
+    r = cli("search", "--store", str(path), "Deutschland", "--mode", "keyword")
+    assert r.returncode == 0 and "Europe Countries > Germany" in r.stdout and "http://site.test/europe" in r.stdout
+
+
+def test_cli_serve(store):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "blockcrawl", "serve", "--store", str(store), "--port", "0"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stderr.readline()  # "blockcrawl serve: http://127.0.0.1:PORT/ (Ctrl-C to stop)"
+        m = re.search(r"http://127\.0\.0\.1:\d+", line)
+        assert m, line
+        status, body = api(m.group(0), q="SQLite database file", k=1)
+        assert status == 200 and body["hits"][0]["heading_path"] == ["Languages", "SQLite"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_help_does_not_import_torch():
+    code = ("import sys\nfrom blockcrawl.cli import main\nfor c in ('index','search','serve'):\n"
+            "    try:\n        main([c, '--help'])\n    except SystemExit:\n        pass\n"
+            "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert r.stdout.strip().splitlines()[-1] == "False False"
