@@ -39,7 +39,7 @@ class SitePipeline:
         self.tokenizer = tokenizer or default_tokenizer()
         self.deduper = Deduper(near=near_dedup) if dedup else None
         if mode == "main" and selector is None:
-            selector = page_selector(algorithm)
+            selector = page_selector(algorithm, for_blocks=True)
         self.full_path, self.selector, self.algorithm = full_path, selector, algorithm
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:

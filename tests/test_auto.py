@@ -251,3 +251,19 @@ def test_heading_left_empty_at_the_end_is_trimmed():
     doc = blockcrawl.extract(article_page(tail))
     assert "You may also like" not in doc.text and "Share" not in doc.text.split("\n")
     assert 'level = read_gauge("upper-bridge")' in doc.text
+
+
+def test_block_pipeline_keeps_the_title_heading_as_context():
+    from blockcrawl import SitePipeline
+
+    page = ("<html><head><title>Europe Countries - Atlas</title></head><body><nav><a href='/'>Home</a>"
+            "<a href='/x'>Other</a></nav><article><h1>Europe Countries</h1><section><h2>Germany</h2><p>"
+            + "Germany is a country of central Europe with many rivers, forests and old towns. " * 3
+            + "</p></section><section><h2>France</h2><p>"
+            + "France is a country of western Europe with long coasts, mountains and vineyards. " * 3
+            + "</p></section></article></body></html>")
+    doc = blockcrawl.extract(page)
+    assert "Europe Countries" not in doc.text  # Document.text: the title heading is dropped
+    res = SitePipeline(mode="main").process(page)
+    paths = {b.heading_path for b in res.blocks if b.kind == "text"}
+    assert ("Europe Countries", "Germany") in paths and ("Europe Countries", "France") in paths

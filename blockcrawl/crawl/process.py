@@ -39,7 +39,7 @@ class PipelineSpec:
         from ..extract.registry import page_selector
         return SitePipeline(chunk_size=self.chunk_size, overlap=self.overlap,
                             tokenizer=_tokenizer(self.tokenizer, get_tokenizer),
-                            dedup=self.dedup, selector=page_selector(self.algorithm))
+                            dedup=self.dedup, selector=page_selector(self.algorithm, for_blocks=True))
 
 
 _TOKENIZERS: dict = {}

@@ -126,15 +126,17 @@ def _hidden(a: dict[str, str] | None) -> bool:
                          or "visibility:hidden" in st.replace(" ", "").lower())
 
 
-def select(dom: Dom) -> list[bool] | None:
-    """Keep mask of the page's main content (all False if the page has no text)."""
+def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
+    """Keep mask of the page's main content (all False if the page has no text).
+    keep_title keeps a heading that repeats <title> (dropped by default, as annotators do; the
+    block pipeline wants it as the heading its sections hang under)."""
     n = len(dom)
     if n == 0:
         return []
     f = compute(dom)
-    keep = _select(dom, f, strict=True)
+    keep = _select(dom, f, strict=True, keep_title=keep_title)
     if keep is None:
-        keep = _select(dom, f, strict=False)
+        keep = _select(dom, f, strict=False, keep_title=keep_title)
     if keep is None:
         keep = _json_ld(dom)
     if keep is None:
@@ -185,7 +187,7 @@ def _furniture(dom: Dom, f: Features, strict: bool) -> tuple[list[bool], list[in
     return dead, owner
 
 
-def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
+def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> list[bool] | None:
     n = len(dom)
     tags, parent, ends, attrs, skipped = dom.tag, dom.parent, dom.end, dom.attrs, dom.skipped
     tl, ll, cm = f.text_len, f.link_len, f.commas
@@ -296,7 +298,7 @@ def _select(dom: Dom, f: Features, strict: bool) -> list[bool] | None:
     # bars, bylines, tag lists), the page title repeated as a heading, ad labels and photo credits
     keep = [False] * n
     kept_len = 0
-    title = " ".join(dom.title().split()).lower()
+    title = "" if keep_title else " ".join(dom.title().split()).lower()
     texts = dom.text
     for r in roots:
         j, stop = r, ends[r]
@@ -452,3 +454,8 @@ def _article_bodies(obj: object, out: list[str]) -> None:
                     stack.append(v)
         elif isinstance(o, list):
             stack.extend(o)
+
+
+def select_blocks(dom: Dom) -> list[bool] | None:
+    """`auto` for the block pipeline (crawl, --mode main): the title heading stays as context."""
+    return select(dom, keep_title=True)

@@ -45,8 +45,17 @@ def get_selector(name: str) -> Selector:
 SiteSelector = Callable[[list[Dom]], list[Sequence[bool] | None]]
 
 
-def page_selector(name: str) -> Selector:
+# Variants for the block pipeline (crawl, --mode main), where headings are context for search:
+# auto keeps the title heading there, while extract()'s Document.text drops it as annotators do.
+BLOCK_VARIANTS: dict[str, str] = {"auto": "blockcrawl.extract.auto:select_blocks"}
+
+
+def page_selector(name: str, for_blocks: bool = False) -> Selector:
     """A per-page selector for any algorithm; a site algorithm sees the page as a site of one."""
+    if for_blocks and name in BLOCK_VARIANTS:
+        get_selector(name)  # validates the name
+        module, func = BLOCK_VARIANTS[name].split(":")
+        return getattr(importlib.import_module(module), func)
     fn = get_selector(name)
     if name in SITE_ALGORITHMS:
         return lambda dom: fn([dom])[0]
