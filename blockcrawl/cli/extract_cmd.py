@@ -13,7 +13,6 @@ from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
 from ..extract.registry import ALGORITHMS, SITE_ALGORITHMS
 from ..pipeline import MODES, PageResult, SitePipeline
 
-USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"
 MAX_BYTES = 20 * 1024 * 1024
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
 
@@ -75,7 +74,9 @@ def _read(item: str) -> tuple[bytes, str, str | None]:
     if item == "-":
         return sys.stdin.buffer.read(MAX_BYTES), "stdin", None
     if item.startswith(("http://", "https://")):
-        req = urllib.request.Request(item, headers={"User-Agent": USER_AGENT})
+        from ..crawl.crawler import DEFAULT_USER_AGENT  # one user agent for the whole project
+
+        req = urllib.request.Request(item, headers={"User-Agent": DEFAULT_USER_AGENT})
         with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.read(MAX_BYTES), resp.geturl(), resp.headers.get("Content-Type")
     path = Path(item)
