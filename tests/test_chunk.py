@@ -106,3 +106,15 @@ def test_long_texts_are_tokenized_in_windows_with_the_same_offsets():
     assert len(text) > 3 * tokenize._WINDOW
     whole = [s for s, _ in tok._tok.encode(text, add_special_tokens=False).offsets]
     assert tok.offsets([text, "short one"])[0] == whole
+
+
+def test_minhash_of_long_texts_is_batched_without_changing_it():
+    import numpy as np
+
+    from blockcrawl import hashing
+
+    text = " ".join(f"w{i}" for i in range(3 * hashing._BATCH))
+    grams = hashing.shingles(text)
+    h = np.array([__import__("zlib").crc32(g.encode()) for g in grams], dtype=np.uint64)
+    direct = ((h[:, None] * hashing._A + hashing._B) % hashing._PRIME).min(axis=0)
+    assert np.array_equal(hashing.minhash(text), direct)
