@@ -3,19 +3,17 @@ blocks already seen) lives in the SitePipeline, so pages of a site must go throu
 in the order they were seen."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, Deduper, Tokenizer, chunk_blocks, chunk_plain, default_tokenizer
 from .extract import blocks_from_dom, dom_text
 from .extract.api import blocks_text
-from .extract.registry import page_selector, site_selector
+from .extract.registry import Selector, page_selector, site_selector
 from .parse import Dom, load
 from .records import Block, Chunk
 
 MODES = ("blocks", "plain", "text", "main")
-# A main-content selector: which nodes of the page to keep (None keeps everything).
-Selector = Callable[[Dom], Sequence[bool] | None]
 
 
 @dataclass(slots=True)

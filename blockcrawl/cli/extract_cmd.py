@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
+from ..extract.blocks import outline
 from ..extract.registry import ALGORITHMS, SITE_ALGORITHMS
 from ..pipeline import MODES, PageResult, SitePipeline
 
@@ -107,17 +108,8 @@ def _write(res: PageResult, mode: str, fmt: str, out) -> None:
         if mode == "plain":
             out.write(res.text + "\n\n")
             return
-        shown: tuple[str, ...] = ()
-        for b in res.blocks:
-            # print each heading of the path that the previous block did not already show
-            k = 0
-            while k < min(len(shown), len(b.heading_path)) and shown[k] == b.heading_path[k]:
-                k += 1
-            for level in range(k, len(b.heading_path)):
-                out.write("#" * min(level + 1, 6) + " " + b.heading_path[level] + "\n\n")
-            shown = b.heading_path
-            if b.kind != "heading":
-                out.write(b.body + "\n\n")
+        for level, text in outline(res.blocks):
+            out.write(("#" * min(level + 1, 6) + " " + text if level >= 0 else text) + "\n\n")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ from ..parse import Dom, load
 from ..records import Block, Document
 from ..hashing import text_hash
 from .auto import article_body
-from .blocks import blocks_from_dom
+from .blocks import blocks_from_dom, outline
 from .registry import get_selector, page_selector
 
 DEFAULT_ALGORITHM = "auto"
@@ -16,17 +16,7 @@ DEFAULT_ALGORITHM = "auto"
 def blocks_text(blocks: Sequence[Block]) -> str:
     """The main text of blocks: each heading once, where it first applies, then the block bodies,
     separated by blank lines (a block's text would repeat its heading prefix on every block)."""
-    parts: list[str] = []
-    shown: tuple[str, ...] = ()
-    for b in blocks:
-        path = b.heading_path
-        k = 0
-        while k < min(len(shown), len(path)) and shown[k] == path[k]:
-            k += 1
-        parts.extend(path[k:])
-        shown = path
-        if b.kind != "heading" and b.body:
-            parts.append(b.body)
+    parts = [text for _level, text in outline(blocks)]
     return "\n\n".join(parts)
 
 

@@ -8,7 +8,7 @@ emitted alone ("Europe Countries:"). Optionally only nodes a main-content mask k
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from ..hashing import text_hash
 from ..parse import TEXT, Dom, load
@@ -166,3 +166,20 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
 def extract_blocks(html: str | bytes, url: str | None = None, full_path: bool = False) -> list[Block]:
     """Heading-aware text blocks of a whole page (no main-content filtering)."""
     return blocks_from_dom(load(html, url), full_path=full_path)
+
+
+def outline(blocks: Iterable[Block]) -> Iterator[tuple[int, str]]:
+    """The blocks as an outline: (level, heading) for each heading where it first applies
+    (level 0 = outermost), then (-1, body) for each text block; headings shared with the
+    previous block are not repeated."""
+    shown: tuple[str, ...] = ()
+    for b in blocks:
+        path = b.heading_path
+        k = 0
+        while k < min(len(shown), len(path)) and shown[k] == path[k]:
+            k += 1
+        for level in range(k, len(path)):
+            yield level, path[level]
+        shown = path
+        if b.kind != "heading" and b.body:
+            yield -1, b.body
