@@ -114,7 +114,38 @@ def test_minhash_of_long_texts_is_batched_without_changing_it():
     from blockcrawl import hashing
 
     text = " ".join(f"w{i}" for i in range(3 * hashing._BATCH))
-    grams = hashing.shingles(text)
-    h = np.array([__import__("zlib").crc32(g.encode()) for g in grams], dtype=np.uint64)
+    h = hashing.shingle_hashes(text)
+    assert len(h) == 3 * hashing._BATCH - 2 and len(np.unique(h)) == len(h)  # one hash per distinct 3-gram
     direct = ((h[:, None] * hashing._A + hashing._B) % hashing._PRIME).min(axis=0)
     assert np.array_equal(hashing.minhash(text), direct)
+
+
+def test_minhash_estimates_jaccard_of_word_trigrams():
+    import random
+
+    import numpy as np
+
+    from blockcrawl import hashing
+
+    rng = random.Random(3)
+    words = [f"w{rng.randrange(10**6)}" for _ in range(400)]
+    a = " ".join(words)
+    b = " ".join(words[:300] + [f"x{i}" for i in range(100)])  # shares 298 of 398 trigrams each side
+    jaccard = 298 / (398 + 398 - 298)
+    est = np.count_nonzero(hashing.minhash(a) == hashing.minhash(b)) / hashing.MINHASH_SIZE
+    assert abs(est - jaccard) < 0.2
+    assert not np.array_equal(hashing.minhash("one two three four"), hashing.minhash("four three two one"))
+    assert np.array_equal(hashing.minhash("One  two THREE four"), hashing.minhash("one two three four"))
+
+
+def test_fast_tokenizer_path_gives_the_normalisers_tokens_and_offsets():
+    from blockcrawl.chunk import default_tokenizer
+
+    tok = default_tokenizer()
+    texts = ["Plain English text.\nWith lines\tand tabs.", "Zürich, naïve café", "ΟΔΥΣΣΕΥΣ ΣΑΣ", "中文字符 mixed",
+             "zero\u200bwidth", "nbsp\xa0space", "İstanbul", "ﬁne ligature", "ctrl\x1cchar", "UPPER lower MiXeD"]
+    assert tok._is_safe(texts[0]) and tok._is_safe(texts[-1]) and not tok._is_safe(texts[3])
+    got = tok._encode(texts)
+    for text, enc in zip(texts, got):
+        ref = tok._tok.encode(text, add_special_tokens=False)
+        assert (enc.ids, enc.offsets) == (ref.ids, ref.offsets), text

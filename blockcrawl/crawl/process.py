@@ -94,8 +94,8 @@ def prime(site: str, pairs: list[tuple[str, str]]) -> int:
     """Feed a site's dedup state with blocks stored before (resume)."""
     d = _pipe(site).deduper
     if d is not None:
-        for text, h in pairs:
-            d.seen(text, h)
+        for i in range(0, len(pairs), 1000):
+            d.seen_many(pairs[i:i + 1000])
     return len(pairs)
 
 
