@@ -365,3 +365,37 @@ def test_scope_host_versus_site(tmp_path):
         assert "/p0.html" in b.paths()  # same site (127.0.0.1)
     finally:
         a.stop(), b.stop()
+
+
+def calendar_site() -> dict[str, Route]:
+    """A home page linking an event calendar (2022-2025: each month links the previous and next month and
+    its days 01-02, days link back), a dated blog post, and a path that repeats itself."""
+    routes = {"/robots.txt": Route("User-agent: *\n", ctype="text/plain"),
+              "/": Route(page("Home", ["/calendar/2024/01/", "/2019/03/old-post.html", "/a/b/b/b/x.html"])),
+              "/2019/03/old-post.html": Route(page("Old post", ["/"])),
+              "/a/b/b/b/x.html": Route(page("Loop", ["/"]))}
+    months = [(y, m) for y in range(2022, 2026) for m in range(1, 13)]
+    for i, (y, m) in enumerate(months):
+        near = [f"/calendar/{yy}/{mm:02d}/" for yy, mm in months[max(0, i - 1):i + 2] if (yy, mm) != (y, m)]
+        days = [f"/calendar/{y}/{m:02d}/{d:02d}/" for d in (1, 2)]
+        routes[f"/calendar/{y}/{m:02d}/"] = Route(page(f"Events {y}-{m:02d}", near + days + ["/"]))
+        for d in days:
+            routes[d] = Route(page(f"Day {d}", [f"/calendar/{y}/{m:02d}/"]))
+    return routes
+
+
+def test_calendar_trap_followed_two_dated_hops_by_default(site, tmp_path):
+    site.routes.update(calendar_site())
+    site.start()
+    stats, _ = run(site, tmp_path, "cal.db")
+    got = {p for p in site.paths() if p.startswith("/calendar/")}
+    # the entry month (trail 0), its neighbours and days (1), theirs (2): nothing beyond
+    want = {"/calendar/2023/11/", "/calendar/2023/12/", "/calendar/2024/01/", "/calendar/2024/02/", "/calendar/2024/03/"}
+    want |= {f"/calendar/{ym}/{d:02d}/" for ym in ("2023/12", "2024/01", "2024/02") for d in (1, 2)}
+    assert got == want
+    assert "/2019/03/old-post.html" in site.paths()  # a dated page linked from an undated one is no trap
+    assert "/a/b/b/b/x.html" not in site.paths() and stats.filtered["trap"] == 1
+    assert stats.filtered["date-trap"] > 0 and len(site.paths()) == len(set(site.paths()))
+    site.hits.clear()
+    run(site, tmp_path, "cal-all.db", date_hops=None)
+    assert len({p for p in site.paths() if p.startswith("/calendar/")}) == 48 * 3  # no limit: all of it

@@ -69,3 +69,23 @@ def test_links_from_dom_with_base_href_and_legacy_charset():
 def test_link_at_the_bottom_of_10000_nested_divs():
     html = "<html><body>" + "<div>" * 10000 + '<a href="/deep-tail.html">t</a>' + "</div>" * 10000 + "</body></html>"
     assert raw_links(load(html, "http://h.org/")) == ["/deep-tail.html"]
+
+
+def test_dated_urls_and_pathological_paths():
+    from blockcrawl.crawl.traps import dated, pathological, trail
+
+    for u in ("http://a.org/calendar/2024/01/", "http://a.org/calendar/2024/01/05/", "http://a.org/2024/05/a-post/",
+              "http://a.org/2024-05-17-post.html", "http://a.org/news/20240517/x", "http://a.org/ev?month=5&year=2024",
+              "http://a.org/x?d=2024-05"):
+        assert dated(u), u
+    for u in ("http://a.org/s3/p3.html", "http://a.org/p2024.html", "http://a.org/x?id=2024", "http://a.org/archive/2024/",
+              "http://a.org/x/12345678/", "http://a.org/y/2024/13/", "http://a.org/"):
+        assert not dated(u), u
+    month = "http://a.org/calendar/2024/01/"
+    assert trail(month, 1, True, "http://a.org/calendar/2024/02/") == 2  # dated -> dated: one more hop
+    assert trail("http://a.org/", 0, False, month) == 0  # the way in
+    assert trail(month, 1, True, "http://b.org/calendar/2024/02/") == 0  # another host
+    assert trail(month, 1, True, "http://a.org/about/") == 0
+    assert pathological("http://a.org/a/b/b/b/c.html") and pathological("http://a.org/x/a/b/a/b/a/b/")
+    assert pathological("http://a.org/" + "d/" * 20 + "e/" * 20) and pathological("http://a.org/" + "x" * 2100)
+    assert not pathological("http://a.org/a/b/a/b/") and not pathological("http://a.org/a/a/") and not pathological("http://a.org/")

@@ -37,6 +37,7 @@ def _positive(kind):
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from ..crawl import DEFAULT_USER_AGENT
+    from ..crawl.traps import DEFAULT_DATE_HOPS
     p = sub.add_parser("crawl", help="crawl websites politely into the store",
                        description="Crawl from the seed URLs, same site only by default, and store every "
                                    "HTML page's blocks and chunks. The frontier lives in the store, so an "
@@ -65,6 +66,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="only URLs matching this (repeatable: any may match)")
     g.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="skip URLs matching this (repeatable)")
     g.add_argument("--max-depth", type=_positive(int), metavar="N", help="link hops from a seed (default unlimited)")
+    g.add_argument("--date-hops", type=int, default=DEFAULT_DATE_HOPS, metavar="N",
+                   help="calendar-trap guard: links from a dated page (/2024/05/, ?month=5) to another dated page "
+                        f"of its host are followed at most N in a row (default {DEFAULT_DATE_HOPS}; -1: no limit). "
+                        "Dated pages linked from undated ones (home, menus, sitemaps) start a new chain")
     g.add_argument("--content-types", default="text/html,application/xhtml+xml", metavar="LIST",
                    help="comma-separated media types to process (default HTML only)")
     g = p.add_argument_group("limits and errors")
@@ -134,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = CrawlConfig(
         seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
         timeout=args.timeout, retries=args.retries, max_pages=args.max_pages, max_time=args.max_time,
-        max_depth=args.max_depth, include=args.include, exclude=args.exclude, scope=args.scope,
+        max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops, include=args.include, exclude=args.exclude, scope=args.scope,
         user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
         max_bytes=args.max_bytes, max_redirects=args.max_redirects,
         content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),

@@ -31,6 +31,8 @@ from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Frontier, Item
 from .politeness import DELAY_MARGIN, Host, Scheduler
 from .process import Analyzer, PipelineSpec
 from .robots import agent_token, rules_from_response
+from .traps import DEFAULT_DATE_HOPS, dated, pathological
+from .traps import trail as trail_of
 from .urls import Resolver, canonicalize, host_of, site_key, url_key
 
 log = logging.getLogger("blockcrawl.crawl")
@@ -58,6 +60,7 @@ class CrawlConfig:
     max_pages: int | None = None
     max_time: float | None = None
     max_depth: int | None = None
+    date_hops: int | None = DEFAULT_DATE_HOPS  # longest date chain followed (crawl.traps); None: no limit
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     scope: str = "site"  # host | site | any
@@ -202,6 +205,8 @@ class Crawler:
             return "scope"
         if self.cfg.max_depth is not None and depth > self.cfg.max_depth:
             return "depth"
+        if pathological(url):
+            return "trap"
         if self._include and not any(p.search(url) for p in self._include):
             return "include"
         if self._exclude and any(p.search(url) for p in self._exclude):
@@ -214,12 +219,15 @@ class Crawler:
                 return "extension"
         return None
 
-    def add_links(self, page_url: str, base: str, hrefs: list[str], depth: int) -> int:
-        """Resolve, canonicalise, filter and queue the links of one page; returns how many were new."""
+    def add_links(self, page_url: str, base: str, hrefs: list[str], depth: int, trail: int = 0) -> int:
+        """Resolve, canonicalise, filter and queue the links of one page; returns how many were new.
+        trail: the page's own date-chain trail (crawl.traps)."""
         new: list[Item] = []
         seen, rejected, resolve = self._seen, self._rejected, self.resolver.resolve
         stats = self.stats
         robots, hosts, agent = self.cfg.robots, self.sched.hosts, self.agent
+        max_trail = self.cfg.date_hops
+        page_dated = max_trail is not None and dated(page_url)
         for href in hrefs:
             url, why = resolve(base, href)
             if url is None:
@@ -237,6 +245,10 @@ class Crawler:
                 if why != "depth":  # a shallower path may reach it later
                     rejected.add(key)
                 continue
+            t = trail_of(page_url, trail, page_dated, url) if page_dated else 0
+            if max_trail is not None and t > max_trail:
+                stats.filtered["date-trap"] += 1  # not rejected for good: a shorter chain may reach it
+                continue
             host = host_of(url)
             if robots:
                 rules = hosts[host].rules if host in hosts else None
@@ -245,7 +257,7 @@ class Crawler:
                     rejected.add(key)
                     continue
             seen.add(key)
-            new.append(Item(key, host, depth, fetch=url if url != key else None))
+            new.append(Item(key, host, depth, fetch=url if url != key else None, trail=t))
         stats.links_seen += len(hrefs)
         self._accept(new)
         return len(new)
@@ -558,7 +570,7 @@ class Crawler:
             fr.log(it.url, "skipped", res.status, "redirect " + why, target)
             return
         self._redirect_via[tkey] = it.url
-        self._accept([make_item(target, it.depth, it.kind, hops=it.hops + 1, via=it.url)])
+        self._accept([make_item(target, it.depth, it.kind, hops=it.hops + 1, via=it.url, trail=it.trail)])
 
     async def _page(self, it: Item, res: FetchResult) -> None:
         if self.cfg.resume and it.host not in self._primed:
@@ -568,7 +580,7 @@ class Crawler:
         follow = self.cfg.max_depth is None or it.depth < self.cfg.max_depth
         result = await self.analyzer.analyse(it.host, res.body or b"", it.target, res.content_type, follow)
         if follow:
-            self.add_links(it.target, result.base, result.hrefs, it.depth + 1)
+            self.add_links(it.target, result.base, result.hrefs, it.depth + 1, it.trail)
         self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.target, status=res.status or 200,
                              content_type=res.content_type, title=result.title, content_hash=result.content_hash)
         self.frontier.mark(it.url, DONE, res.status)

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS frontier (
     attempts INTEGER NOT NULL DEFAULT 0,
     not_before REAL NOT NULL DEFAULT 0,
     hops INTEGER NOT NULL DEFAULT 0,   -- redirects that led here
+    trail INTEGER NOT NULL DEFAULT 0,  -- hops from dated page to dated page (crawl.traps)
     via TEXT,                          -- the URL that redirected here
     status INTEGER,
     error TEXT,
@@ -61,6 +62,7 @@ class Item:
     via: str | None = None
     not_before: float = 0.0
     fetch: str | None = None  # URL to request when it differs from the key
+    trail: int = 0  # date-chain trail (crawl.traps)
 
     @property
     def target(self) -> str:
@@ -71,6 +73,8 @@ class Frontier:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         db.executescript(SCHEMA)
+        if "trail" not in {r[1] for r in db.execute("PRAGMA table_info(frontier)")}:  # a store from before
+            db.execute("ALTER TABLE frontier ADD COLUMN trail INTEGER NOT NULL DEFAULT 0")
 
     # -- meta (seeds and scope of the crawl, for --resume)
     def get_meta(self, key: str) -> str | None:
@@ -94,15 +98,17 @@ class Frontier:
     def restore(self) -> list[Item]:
         """Items still to fetch, in discovery order; interrupted (in_flight) ones are queued again."""
         self.db.execute("UPDATE frontier SET state=? WHERE state=?", (QUEUED, IN_FLIGHT))
-        rows = self.db.execute("SELECT url, host, depth, kind, attempts, hops, via, not_before, fetch_url FROM frontier "
+        rows = self.db.execute("SELECT url, host, depth, kind, attempts, hops, via, not_before, fetch_url, trail "
+                               "FROM frontier "
                                "WHERE state=? ORDER BY depth, id", (QUEUED,))
         return [Item(*r) for r in rows]
 
     def add(self, items: Iterable[Item]) -> None:
         now = time.time()
         self.db.executemany(
-            "INSERT OR IGNORE INTO frontier(url, fetch_url, host, depth, kind, hops, via, updated) VALUES (?,?,?,?,?,?,?,?)",
-            [(it.url, it.fetch, it.host, it.depth, it.kind, it.hops, it.via, now) for it in items])
+            "INSERT OR IGNORE INTO frontier(url, fetch_url, host, depth, kind, hops, via, trail, updated) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            [(it.url, it.fetch, it.host, it.depth, it.kind, it.hops, it.via, it.trail, now) for it in items])
 
     def mark(self, url: str, state: int, status: int | None = None, error: str | None = None,
              attempts: int | None = None, not_before: float = 0.0) -> None:
