@@ -143,9 +143,23 @@ def test_fast_tokenizer_path_gives_the_normalisers_tokens_and_offsets():
 
     tok = default_tokenizer()
     texts = ["Plain English text.\nWith lines\tand tabs.", "Zürich, naïve café", "ΟΔΥΣΣΕΥΣ ΣΑΣ", "中文字符 mixed",
-             "zero\u200bwidth", "nbsp\xa0space", "İstanbul", "ﬁne ligature", "ctrl\x1cchar", "UPPER lower MiXeD"]
+             "zero\u200bwidth", "nbsp\xa0space", "İstanbul", "ﬁne ligature", "ctrl\x1cchar", "a [CLS] b [unk] [SEP]",
+             "UPPER lower MiXeD"]
     assert tok._is_safe(texts[0]) and tok._is_safe(texts[-1]) and not tok._is_safe(texts[3])
     got = tok._encode(texts)
     for text, enc in zip(texts, got):
         ref = tok._tok.encode(text, add_special_tokens=False)
         assert (enc.ids, enc.offsets) == (ref.ids, ref.offsets), text
+
+
+def test_word_counts_add_up_to_the_tokenizers_count():
+    from blockcrawl.chunk import default_tokenizer
+    from blockcrawl.chunk.tokenize import word_counts
+
+    tok = default_tokenizer()
+    texts = ["Plain words, with punctuation!", "Zürich naïve café", "中文字符 mixed text", "ctrl\x0bsplit\x1cwords here",
+             "x" * 150 + " long-word [UNK]", "   ", "", "A\u2028B\xa0C"]
+    for text, counts in zip(texts, word_counts(tok, texts)):
+        assert len(counts) == len(text.split()), text
+        assert sum(counts) == len(tok._tok.encode(text, add_special_tokens=False).ids), text
+    assert word_counts(TOK, ["Hello, world."]) == [[2, 2]]

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ..hashing import text_hash
 from ..records import Block, Chunk
-from .tokenize import Tokenizer, default_tokenizer
+from .tokenize import Tokenizer, default_tokenizer, word_counts
 
 DEFAULT_SIZE = 200  # tokens: all-MiniLM-L6-v2 reads at most 256 word pieces
 DEFAULT_OVERLAP = 40
@@ -66,9 +67,9 @@ def _sentence_starts(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
 
 
 def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
-               tokenizer: Tokenizer | None = None, offsets: Sequence[int] | None = None) -> list[tuple[str, int]]:
+               tokenizer: Tokenizer | None = None, counts: Sequence[int] | None = None) -> list[tuple[str, int]]:
     """(chunk text, token count) pairs covering text; consecutive chunks share ~overlap tokens.
-    offsets: the tokenizer's token start offsets for text, if already computed.
+    counts: tokens of each word of text.split(), if already known (tokenize.word_counts).
 
     Greedy: a chunk takes words while its tokens fit in size, then ends at the last sentence start
     within the last 40% of it, if any; the next chunk starts up to overlap tokens earlier. Array
@@ -83,11 +84,11 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
     n = len(w_start)
     if n == 0:
         return []
-    # Each word's token count is the number of tokens that start inside it (word pieces never
-    # cross white space; a token in trailing space counts for the last word).
-    offs = np.asarray(offsets if offsets is not None else tok.offsets([text])[0], dtype=np.int64)
-    owner = np.minimum(np.searchsorted(w_end, offs, side="right"), n - 1)
-    cum = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=n)))).tolist()  # cum[k]: tokens of words < k
+    if counts is None:
+        counts = word_counts(tok, [text])[0]
+    if len(counts) != n:
+        raise ValueError(f"{len(counts)} word counts for {n} words")
+    cum = [0, *accumulate(counts)]  # cum[k]: tokens of the words before word k
     sent = _sentence_starts(codes, w_start, w_end).tolist()
     w_start, w_end = w_start.tolist(), w_end.tolist()
     out: list[tuple[str, int]] = []
@@ -116,19 +117,19 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     blocks = list(blocks)
     # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
     prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
-    # Two batched tokenizer calls for the whole page.
-    offsets = tok.offsets([b.body for b in blocks])
-    reserves = tok.count(prefixes)
+    # Tokens per word of every body and prefix of the page in one call.
+    counts = word_counts(tok, [b.body for b in blocks] + prefixes)
     chunks: list[Chunk] = []
-    for b, prefix, offs, reserve in zip(blocks, prefixes, offsets, reserves):
+    for b, prefix, body_counts, prefix_counts in zip(blocks, prefixes, counts, counts[len(blocks):]):
+        reserve, total = sum(prefix_counts), sum(body_counts)
         if not b.body:  # a lone heading
             chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve))
             continue
-        if reserve + len(offs) <= size:  # most blocks fit whole
-            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + len(offs)))
+        if reserve + total <= size:  # most blocks fit whole
+            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + total))
             continue
         budget = max(size - reserve, max(1, size // 2))
-        pieces = split_text(b.body, budget, min(overlap, budget - 1), tok, offsets=offs)
+        pieces = split_text(b.body, budget, min(overlap, budget - 1), tok, counts=body_counts)
         for idx, (text, n) in enumerate(pieces):
             chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + reserve))
     return chunks
