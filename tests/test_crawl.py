@@ -192,12 +192,13 @@ def test_429_pushes_back_and_retries_give_up(site, tmp_path):
                         "/rate.html": Route(dynamic=limited), "/err.html": Route(status=500),
                         "/slow.html": Route(page("Slow", []), delay=1.5)})
     site.start()
-    stats, store = run(site, tmp_path, retries=1, timeout=0.5)
+    stats, store = run(site, tmp_path, retries=2, timeout=0.5)
     assert len(times) == 2 and times[1] - times[0] >= 0.95
     f = frontier(store)
-    assert site.paths().count("/err.html") == 2 and f[site.origin + "/err.html"][2] == "http 500"
+    assert site.paths().count("/err.html") == 3 and f[site.origin + "/err.html"][2] == "http 500"
+    # a timeout is retried once whatever --retries says
     assert site.counts["/slow.html"] == 2 and f[site.origin + "/slow.html"][2] == "timeout"
-    assert stats.retries == 3 and stats.errors == 2
+    assert stats.retries == 4 and stats.errors == 2
 
 
 def test_unreachable_hosts_are_recorded_not_fatal(tmp_path):
@@ -399,3 +400,23 @@ def test_calendar_trap_followed_two_dated_hops_by_default(site, tmp_path):
     site.hits.clear()
     run(site, tmp_path, "cal-all.db", date_hops=None)
     assert len({p for p in site.paths() if p.startswith("/calendar/")}) == 48 * 3  # no limit: all of it
+
+
+def test_sitemap_listed_pages_take_turns_with_pages_found_by_links(site, tmp_path):
+    """A sitemap listing a whole site must not push the pages found by links (here /special.html,
+    which the sitemap forgot) to the end of the crawl."""
+    listed = [f"/l{i}.html" for i in range(40)]
+    site.start()
+    o = site.origin
+    site.routes.update({
+        "/robots.txt": Route(f"User-agent: *\nSitemap: {o}/sitemap.xml\n", ctype="text/plain"),
+        "/": Route(page("Home", ["/about.html"])), "/about.html": Route(page("About", ["/special.html"])),
+        "/special.html": Route(page("Special", [])),
+        "/sitemap.xml": Route("<?xml version='1.0'?><urlset>" + "".join(f"<url><loc>{o}{p}</loc></url>" for p in listed)
+                              + "</urlset>", ctype="application/xml")})
+    for p in listed:
+        site.routes[p] = Route(page(p, []))
+    run(site, tmp_path, "sm.db", per_host=1, concurrency=1)
+    paths = site.paths()
+    assert set(listed) <= set(paths) and len(paths) == len(set(paths))
+    assert paths.index("/special.html") < 10  # not behind the 40 listed pages

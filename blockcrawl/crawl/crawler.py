@@ -179,24 +179,25 @@ class Crawler:
         return s in self._scope_sites or any(s.endswith("." + k) for k in self._scope_sites)
 
     # ------------------------------------------------------------------ frontier in memory
-    def _queue(self, it: Item) -> None:
+    def _queue(self, it: Item, listed: bool = False) -> None:
         if it.not_before > time.time():
             self._later_seq += 1
             heapq.heappush(self._later, (it.not_before, self._later_seq, it))
             return
         h = self.sched.host(it.host)
-        h.queue.append(it)
+        (h.listed if listed else h.queue).append(it)
         self.sched.poke(h, self.cfg.robots)
 
-    def _accept(self, items: list[Item]) -> None:
-        """New URLs into the seen-set, the frontier table and the host queues."""
+    def _accept(self, items: list[Item], listed: bool = False) -> None:
+        """New URLs into the seen-set, the frontier table and the host queues (listed: found in
+        a sitemap)."""
         if not items:
             return
         for it in items:
             self._seen.add(it.url)
         self.frontier.add(items)
         for it in items:
-            self._queue(it)
+            self._queue(it, listed)
         self.stats.links_new += len(items)
 
     def _filter(self, url: str, depth: int, kind: str = "page") -> str | None:
@@ -363,7 +364,7 @@ class Crawler:
             self.sched.started(h, robots)
             self._spawn(self._fetch_robots(h))
             return
-        it = h.queue.popleft()
+        it = self.sched.next_item(h)
         if robots and it.kind == "page" and h.rules is not None and not h.rules.allowed(it.target, self.agent):
             self.stats.robots_blocked += 1
             self.frontier.mark(it.url, SKIPPED, error="robots")
@@ -452,7 +453,7 @@ class Crawler:
             x = make_item(u, it.depth, kind=kind)
             seen.add(x.url)
             items.append(x)
-        self._accept(items)
+        self._accept(items, listed=not is_index)
 
     # ------------------------------------------------------------------ one URL
     async def _fetch_item(self, h: Host, it: Item) -> None:
@@ -487,7 +488,10 @@ class Crawler:
         if res.retry_after is not None and res.retry_after > MAX_RETRY_WAIT and self._should_retry(res):
             self._fail(it, res, f"http {status}", f"Retry-After {res.retry_after:.0f} s is beyond {MAX_RETRY_WAIT:.0f} s")
             return
-        if self._should_retry(res) and it.attempts < self.cfg.retries and not self._stopping:
+        # A timed-out request is retried once at most: a server too slow twice in a row is slow, not
+        # unlucky, and each try holds a host slot for the whole timeout.
+        retries = min(self.cfg.retries, 1) if res.error == "timeout" else self.cfg.retries
+        if self._should_retry(res) and it.attempts < retries and not self._stopping:
             it.attempts += 1
             wait = res.retry_after if res.retry_after is not None else (
                 self.cfg.backoff * 2 ** (it.attempts - 1) * (0.75 + 0.5 * random.random()))
@@ -599,8 +603,8 @@ class Crawler:
         if now - self._bar_update < 0.5:
             return
         self._bar_update = now
-        queues = sorted(((len(h.queue), h.name.split("//", 1)[-1]) for h in self.sched.hosts.values()
-                         if h.queue), reverse=True)
+        queues = sorted(((len(h.queue) + len(h.listed), h.name.split("//", 1)[-1]) for h in self.sched.hosts.values()
+                         if h.queue or h.listed), reverse=True)
         q = " ".join(f"{n}:{c}" for c, n in queues[:4])
         self._bar.set_postfix_str(f"err {self.stats.errors} inflight {len(self._inflight)} queue {q}", refresh=False)
 

@@ -24,7 +24,9 @@ class Host:
     name: str  # scheme://host[:port]
     limit: int
     delay: float = 0.0
-    queue: deque[Item] = field(default_factory=deque)
+    queue: deque[Item] = field(default_factory=deque)  # found by following links (and seeds, retries)
+    listed: deque[Item] = field(default_factory=deque)  # listed by a sitemap
+    take_listed: bool = False  # whose turn it is: the two queues alternate
     inflight: int = 0
     next_allowed: float = 0.0  # monotonic time of the earliest next request start
     rules: HostRules | None = None
@@ -58,8 +60,8 @@ class Scheduler:
     def wants(h: Host, robots: bool) -> bool:
         """The host has something to start once its slot and delay allow."""
         if robots and h.robots_state != 2:
-            return h.robots_state == 0 and bool(h.queue)
-        return bool(h.queue)
+            return h.robots_state == 0 and bool(h.queue or h.listed)
+        return bool(h.queue or h.listed)
 
     def poke(self, h: Host, robots: bool) -> None:
         """Re-evaluate a host after its queue, in-flight count or rules changed."""
@@ -129,4 +131,14 @@ class Scheduler:
         return self._timed[0][0] if self._timed else None
 
     def queued(self) -> int:
-        return sum(len(h.queue) for h in self.hosts.values())
+        return sum(len(h.queue) + len(h.listed) for h in self.hosts.values())
+
+    @staticmethod
+    def next_item(h: Host) -> Item:
+        """The host's next URL: link-found and sitemap-listed URLs take turns. A sitemap can list
+        a whole site at once; strictly first-in-first-out, the pages found by links (menus, /about/,
+        whatever the sitemap forgot) would wait behind all of it."""
+        h.take_listed = not h.take_listed
+        if h.listed and (h.take_listed or not h.queue):
+            return h.listed.popleft()
+        return h.queue.popleft()
