@@ -46,6 +46,8 @@ NON_HTML_EXT = frozenset(
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 MAX_RETRY_WAIT = 600.0  # a server asking for a longer pause gets its URL recorded as failed
 RETRY_ERRORS = frozenset({"timeout", "connect", "disconnect", "dns"})
+MAX_BACKLOG_FACTOR = 4  # fetched pages waiting for analysis: at most this many times --concurrency ...
+MAX_BACKLOG_BYTES = 256 * 1024 * 1024  # ... holding at most this many body bytes
 _LOC_RE = re.compile(rb"<loc>\s*(.*?)\s*</loc>", re.S | re.I)
 
 
@@ -134,7 +136,13 @@ class Crawler:
         self._redirect_via: dict[str, str] = {}
         self._scope_sites: set[str] = set()
         self._scope_hosts: set[str] = set()
-        self._inflight: set[asyncio.Task] = set()
+        self._inflight: set[asyncio.Task] = set()  # requests and pages being analysed or stored
+        # Requests on the wire count against --concurrency; fetched pages waiting for a worker do
+        # not (a 5 MB page keeping a worker busy for seconds must not stall every host), but
+        # their number and bytes are bounded so that memory stays bounded.
+        self._fetching = 0
+        self._backlog = 0
+        self._backlog_bytes = 0
         self._pages_started = 0
         self._wake = asyncio.Event()
         self._stopping: str | None = None
@@ -323,7 +331,7 @@ class Crawler:
                 it.not_before = 0.0
                 self._queue(it)
             if not self._stopping:
-                while len(self._inflight) < self.cfg.concurrency:
+                while self._can_fetch():
                     if self.cfg.max_pages is not None and self._pages_started >= self.cfg.max_pages:
                         break
                     h = sched.take_ready(robots)
@@ -337,7 +345,7 @@ class Crawler:
                 return  # nothing left anywhere
             self._maybe_commit()
             timeout = None
-            can_launch = (not self._stopping and len(self._inflight) < self.cfg.concurrency
+            can_launch = (not self._stopping and self._can_fetch()
                           and (self.cfg.max_pages is None or self._pages_started < self.cfg.max_pages))
             wt = sched.wake_time() if can_launch else None  # else a finishing task wakes us
             if wt is not None:
@@ -357,11 +365,16 @@ class Crawler:
             else:
                 await asyncio.sleep(0)
 
+    def _can_fetch(self) -> bool:
+        return (self._fetching < self.cfg.concurrency and self._backlog < MAX_BACKLOG_FACTOR * self.cfg.concurrency
+                and self._backlog_bytes < MAX_BACKLOG_BYTES)
+
     def _launch(self, h: Host) -> None:
         robots = self.cfg.robots
         if robots and h.robots_state == 0:
             h.robots_state = 1
             self.sched.started(h, robots)
+            self._fetching += 1
             self._spawn(self._fetch_robots(h))
             return
         it = self.sched.next_item(h)
@@ -376,6 +389,7 @@ class Crawler:
             self._pages_started += 1
         self.sched.started(h, robots)
         self.frontier.mark(it.url, IN_FLIGHT)
+        self._fetching += 1
         self._spawn(self._fetch_item(h, it))
 
     def _spawn(self, coro) -> None:
@@ -431,6 +445,7 @@ class Crawler:
                         items.append(make_item(u, 0, kind="sitemap"))
                 self._accept(items)
             self.sched.finished(h, self.cfg.robots)
+            self._fetching -= 1
 
     def _sitemap_links(self, it: Item, body: bytes) -> None:
         if body[:2] == b"\x1f\x8b":
@@ -465,8 +480,13 @@ class Crawler:
             # hard stop: the URL goes back to the queue (resume fetches it)
             self.frontier.mark(it.url, QUEUED)
             self.sched.finished(h, self.cfg.robots)
+            self._fetching -= 1
             raise
         self.sched.finished(h, self.cfg.robots)
+        self._fetching -= 1
+        size = len(res.body or b"")
+        self._backlog += 1
+        self._backlog_bytes += size
         self._wake.set()
         try:
             await self._handle(h, it, res)
@@ -476,6 +496,10 @@ class Crawler:
         except Exception as e:  # noqa: BLE001 - one bad page never stops the crawl
             log.exception("processing %s failed", it.url)
             self._fail(it, res, "internal", f"{type(e).__name__}: {e}")
+        finally:
+            self._backlog -= 1
+            self._backlog_bytes -= size
+            self._wake.set()
         self._maybe_commit()
         self._progress()
 
