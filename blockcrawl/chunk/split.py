@@ -61,8 +61,8 @@ def _sentence_starts(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
             break
         last = last - back
     ended = table(_ENDS, last)
-    newlines = np.concatenate(([0], np.cumsum(codes == 10)))
-    broken = newlines[starts[1:]] > newlines[ends[:-1]]
+    newlines = np.flatnonzero(codes == 10)  # a line break between two words: one lies in the gap
+    broken = np.searchsorted(newlines, starts[1:]) > np.searchsorted(newlines, ends[:-1])
     return np.concatenate(([0], np.flatnonzero(ended | broken) + 1))
 
 
