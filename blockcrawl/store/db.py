@@ -84,15 +84,22 @@ class Store:
         page_id = cur.fetchone()[0]
         self.db.execute("DELETE FROM blocks WHERE page_id=?", (page_id,))
         self.db.execute("DELETE FROM chunks WHERE page_id=?", (page_id,))
+        paths: dict[tuple[str, ...], str] = {}  # a block's chunks share its heading path: encode it once
+
+        def path_json(hp: tuple[str, ...]) -> str:
+            js = paths.get(hp)
+            if js is None:
+                js = paths[hp] = json.dumps(list(hp), ensure_ascii=False)
+            return js
         self.db.executemany(
             "INSERT INTO blocks(page_id, position, kind, heading_path, tag_path, text, hash) VALUES (?,?,?,?,?,?,?)",
-            [(page_id, b.position, b.kind, json.dumps(list(b.heading_path), ensure_ascii=False), b.tag_path,
-              b.text, b.hash) for b in blocks])
+            [(page_id, b.position, b.kind, path_json(tuple(b.heading_path)), b.tag_path, b.text, b.hash)
+             for b in blocks])
         self.db.executemany(
             "INSERT INTO chunks(page_id, block_position, chunk_index, url, heading_path, text, block_hash, n_tokens) "
             "VALUES (?,?,?,?,?,?,?,?)",
             [(page_id, c.block_position, c.chunk_index, c.url or url,
-              json.dumps(list(c.heading_path), ensure_ascii=False), c.text, c.block_hash, c.n_tokens)
+              path_json(tuple(c.heading_path)), c.text, c.block_hash, c.n_tokens)
              for c in chunks])
         return page_id
 
