@@ -105,6 +105,77 @@ def test_heading_only_blocks_get_no_vector(store):
     assert any(h.text == "Europe Countries:" for h in search(store, "Europe Countries", 10, "keyword"))
 
 
+def plain_or(db, words: list[str], n: int) -> list[tuple[int, float]]:
+    """The keyword ranking without common-word pruning: every chunk holding any word, by bm25."""
+    expr = " OR ".join(f'"{w}"' for w in words)
+    return [(r[0], -r[1]) for r in db.execute(
+        "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "ORDER BY s, rowid LIMIT ?", (expr, n))]
+
+
+def same_ranking(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> bool:
+    """Equal ids and scores; equal scores may differ in the last bit (other summation order)."""
+    def norm(x):
+        return sorted(((cid, round(s, 9)) for cid, s in x), key=lambda r: (-r[1], r[0]))
+    return norm(a) == norm(b)
+
+
+def test_common_words_score_but_do_not_select(store):
+    import sqlite3
+
+    from blockcrawl.search.hybrid import _keyword_ranked
+
+    db = sqlite3.connect(store)
+    # "countries" is in 6 of the 15 chunks (common at a 30% share); "republic" in 4 (Germany, France, China)
+    pruned = _keyword_ranked(db, "Republic countries", 20, common_share=0.3, common_min_rows=0)
+    full = plain_or(db, ["republic", "countries"], 20)
+    with_republic = {r[0] for r in db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'republic'")}
+    assert len(with_republic) == 4 and len(full) > len(pruned)
+    # the chunks holding the rare word, in the plain query's order with its scores (so "countries"
+    # still adds to them); the heading-only "Europe Countries:" chunk is left out
+    assert same_ranking(pruned, [r for r in full if r[0] in with_republic])
+    heading_only = db.execute("SELECT id FROM chunks WHERE text = 'Europe Countries:'").fetchone()[0]
+    assert heading_only in {r[0] for r in full} and heading_only not in {r[0] for r in pruned}
+    # only common words: nothing to select by, all of them ranked
+    assert same_ranking(_keyword_ranked(db, "countries", 20, common_share=0.3, common_min_rows=0),
+                        plain_or(db, ["countries"], 20))
+    # under the default thresholds a store this small is never pruned
+    assert same_ranking(_keyword_ranked(db, "Republic countries", 20), full)
+    db.close()
+
+
+def test_common_word_pruning_keeps_the_top_n(tmp_path):
+    import sqlite3
+
+    from blockcrawl.index.schema import ensure_schema
+    from blockcrawl.search.hybrid import _keyword_ranked
+
+    db = sqlite3.connect(tmp_path / "many.db")
+    db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT)")
+    rows = []
+    for i in range(1, 5001):  # alpha in 40% of the chunks, omega in 5%, tf and length vary
+        words = [f"w{i % 97}", f"v{i % 89}"] * (1 + i % 4)
+        if i % 5 < 2:
+            words += ["alpha"] * (1 + i % 3)
+        if i % 20 == 0:
+            words += ["omega"] * (1 + i % 7 // 3)
+        rows.append((i, " ".join(words), "[]"))
+    db.executemany("INSERT INTO chunks VALUES (?,?,?)", rows)
+    ensure_schema(db)
+    for query in ("omega alpha", "alpha omega"):
+        full = plain_or(db, query.split(), 400)
+        # 250 chunks hold omega, all scoring above alpha's bound: the top 100 is the plain query's
+        assert same_ranking(_keyword_ranked(db, query, 100, common_min_rows=500), full[:100])
+        # deeper than that, the pruned list stops after the omega chunks; the plain one goes on with
+        # chunks holding alpha alone, every one of them below every omega chunk
+        deep = _keyword_ranked(db, query, 400, common_min_rows=500)
+        assert len(deep) == 250 and same_ranking(deep, full[:250])
+        assert min(s for _, s in deep) > max(s for _, s in full[250:])
+        # 2000 chunks hold alpha: not more than the default minimum, so it is not common
+        assert same_ranking(_keyword_ranked(db, query, 400), full)
+    db.close()
+
+
 @pytest.mark.parametrize("query,k,mode,msg", [
     ("", 5, "hybrid", "empty query"), ("   ", 5, "vector", "empty query"),
     ("x" * 1001, 5, "hybrid", "too long"), ("germany", 0, "hybrid", "k must"),
