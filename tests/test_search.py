@@ -176,6 +176,44 @@ def test_common_word_pruning_keeps_the_top_n(tmp_path):
     db.close()
 
 
+def test_half_scan_is_exact():
+    from blockcrawl.index.vectors import HALF_EPS, HalfScan, _half_scores, exact_top
+
+    rng = np.random.default_rng(3)
+    centers = rng.standard_normal((40, 384)).astype(np.float32)
+    m = centers[rng.integers(0, 40, 30000)] + 0.3 * rng.standard_normal((30000, 384)).astype(np.float32)
+    m[100:150] = m[99]  # equal rows: ties at the top
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    hs = HalfScan(m)
+    assert hs.half is not None  # 30k rows: the float16 path runs
+    queries = np.vstack([m[[0, 99, 5000]] + 0.01, rng.standard_normal((3, 384)), centers[:3]]).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    for q in queries:
+        # the eps the exactness rests on holds with a wide margin (a float16 accumulator would not)
+        assert np.abs(_half_scores(hs.half, q) - m @ q).max() < HALF_EPS / 4
+        for n in (1, 10, 100):
+            pos, scores = hs.top(q, n)
+            ref_pos, ref_scores = exact_top(m, q, n)
+            # float32 scores, best first (summed in another order: equal to the last bits)
+            assert np.allclose(scores, ref_scores, rtol=0, atol=1e-6)
+            assert np.allclose(np.sort(m[pos] @ q), np.sort(m[ref_pos] @ q), rtol=0, atol=1e-6)
+            assert len(set(pos.tolist())) == n
+    # 3000 rows whose scores for q lie 1e-6 apart, far below float16's resolution (2.4e-4 at 0.3):
+    # hundreds share the n-th float16 score, so rescoring just the float16 top n would miss rows
+    q = queries[3]
+    ortho = rng.standard_normal((3000, 384)).astype(np.float32)
+    ortho -= np.outer(ortho @ q, q)
+    ortho /= np.linalg.norm(ortho, axis=1, keepdims=True)
+    cos = (0.3 + 1e-6 * rng.permutation(3000)).astype(np.float32)[:, None]
+    band = np.vstack([cos * q + np.sqrt(1 - cos ** 2) * ortho, m[:27000]]).astype(np.float32)
+    assert set(HalfScan(band).top(q, 100)[0].tolist()) == set(exact_top(band, q, 100)[0].tolist())
+    # all rows alike: every row is a candidate, too many to rescore, one float32 scan answers
+    flat = HalfScan(np.tile(m[:1], (25000, 1)))
+    pos, scores = flat.top(queries[0], 5)
+    assert len(pos) == 5 and np.allclose(scores, m[0] @ queries[0])
+    assert HalfScan(m[:1000]).half is None  # small matrices: float32 only
+
+
 @pytest.mark.parametrize("query,k,mode,msg", [
     ("", 5, "hybrid", "empty query"), ("   ", 5, "vector", "empty query"),
     ("x" * 1001, 5, "hybrid", "too long"), ("germany", 0, "hybrid", "k must"),

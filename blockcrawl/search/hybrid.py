@@ -15,7 +15,7 @@ from ..index.build import connect
 from ..index.embed import Embedder, default_embedder
 from ..index.errors import IndexError_, NotIndexed
 from ..index.schema import get_meta, has_table
-from ..index.vectors import exact_top, load_vectors
+from ..index.vectors import HalfScan, load_vectors
 
 MODES = ("hybrid", "vector", "keyword")
 RRF_K = 60
@@ -55,7 +55,7 @@ class _Loaded:
     model: str
     dim: int
     ids: np.ndarray
-    matrix: np.ndarray
+    scan: HalfScan
     ann: object | None = None
 
 
@@ -81,7 +81,7 @@ def _vectors(db: sqlite3.Connection, path: Path, meta: dict[str, str]) -> _Loade
                 ids, matrix = load_vectors(db, dim)
             else:  # the graph answers alone: no need for the matrix in RAM
                 ids, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
-            cached = _Loaded(token, meta.get("model", ""), dim, ids, matrix, ann)
+            cached = _Loaded(token, meta.get("model", ""), dim, ids, HalfScan(matrix), ann)
             _cache[key] = cached
         return cached
 
@@ -168,7 +168,7 @@ def _vector_ranked(loaded: _Loaded, query_vec: np.ndarray, n: int) -> list[tuple
     if loaded.ann is not None:
         ids, scores = loaded.ann.search(query_vec, n)
         return list(zip(map(int, ids), map(float, scores)))
-    pos, scores = exact_top(loaded.matrix, query_vec, n)
+    pos, scores = loaded.scan.top(query_vec, n)
     return list(zip(map(int, loaded.ids[pos]), map(float, scores)))
 
 
