@@ -105,6 +105,115 @@ def test_heading_only_blocks_get_no_vector(store):
     assert any(h.text == "Europe Countries:" for h in search(store, "Europe Countries", 10, "keyword"))
 
 
+def plain_or(db, words: list[str], n: int) -> list[tuple[int, float]]:
+    """The keyword ranking without common-word pruning: every chunk holding any word, by bm25."""
+    expr = " OR ".join(f'"{w}"' for w in words)
+    return [(r[0], -r[1]) for r in db.execute(
+        "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "ORDER BY s, rowid LIMIT ?", (expr, n))]
+
+
+def same_ranking(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> bool:
+    """Equal ids and scores; equal scores may differ in the last bit (other summation order)."""
+    def norm(x):
+        return sorted(((cid, round(s, 9)) for cid, s in x), key=lambda r: (-r[1], r[0]))
+    return norm(a) == norm(b)
+
+
+def test_common_words_score_but_do_not_select(store):
+    import sqlite3
+
+    from blockcrawl.search.hybrid import _keyword_ranked
+
+    db = sqlite3.connect(store)
+    # "countries" is in 6 of the 15 chunks (common at a 30% share); "republic" in 4 (Germany, France, China)
+    pruned = _keyword_ranked(db, "Republic countries", 20, common_share=0.3, common_min_rows=0)
+    full = plain_or(db, ["republic", "countries"], 20)
+    with_republic = {r[0] for r in db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'republic'")}
+    assert len(with_republic) == 4 and len(full) > len(pruned)
+    # the chunks holding the rare word, in the plain query's order with its scores (so "countries"
+    # still adds to them); the heading-only "Europe Countries:" chunk is left out
+    assert same_ranking(pruned, [r for r in full if r[0] in with_republic])
+    heading_only = db.execute("SELECT id FROM chunks WHERE text = 'Europe Countries:'").fetchone()[0]
+    assert heading_only in {r[0] for r in full} and heading_only not in {r[0] for r in pruned}
+    # only common words: nothing to select by, all of them ranked
+    assert same_ranking(_keyword_ranked(db, "countries", 20, common_share=0.3, common_min_rows=0),
+                        plain_or(db, ["countries"], 20))
+    # under the default thresholds a store this small is never pruned
+    assert same_ranking(_keyword_ranked(db, "Republic countries", 20), full)
+    db.close()
+
+
+def test_common_word_pruning_keeps_the_top_n(tmp_path):
+    import sqlite3
+
+    from blockcrawl.index.schema import ensure_schema
+    from blockcrawl.search.hybrid import _keyword_ranked
+
+    db = sqlite3.connect(tmp_path / "many.db")
+    db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT)")
+    rows = []
+    for i in range(1, 5001):  # alpha in 40% of the chunks, omega in 5%, tf and length vary
+        words = [f"w{i % 97}", f"v{i % 89}"] * (1 + i % 4)
+        if i % 5 < 2:
+            words += ["alpha"] * (1 + i % 3)
+        if i % 20 == 0:
+            words += ["omega"] * (1 + i % 7 // 3)
+        rows.append((i, " ".join(words), "[]"))
+    db.executemany("INSERT INTO chunks VALUES (?,?,?)", rows)
+    ensure_schema(db)
+    for query in ("omega alpha", "alpha omega"):
+        full = plain_or(db, query.split(), 400)
+        # 250 chunks hold omega, all scoring above alpha's bound: the top 100 is the plain query's
+        assert same_ranking(_keyword_ranked(db, query, 100, common_min_rows=500), full[:100])
+        # deeper than that, the pruned list stops after the omega chunks; the plain one goes on with
+        # chunks holding alpha alone, every one of them below every omega chunk
+        deep = _keyword_ranked(db, query, 400, common_min_rows=500)
+        assert len(deep) == 250 and same_ranking(deep, full[:250])
+        assert min(s for _, s in deep) > max(s for _, s in full[250:])
+        # 2000 chunks hold alpha: not more than the default minimum, so it is not common
+        assert same_ranking(_keyword_ranked(db, query, 400), full)
+    db.close()
+
+
+def test_half_scan_is_exact():
+    from blockcrawl.index.vectors import HALF_EPS, HalfScan, _half_scores, exact_top
+
+    rng = np.random.default_rng(3)
+    centers = rng.standard_normal((40, 384)).astype(np.float32)
+    m = centers[rng.integers(0, 40, 30000)] + 0.3 * rng.standard_normal((30000, 384)).astype(np.float32)
+    m[100:150] = m[99]  # equal rows: ties at the top
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    hs = HalfScan(m)
+    assert hs.half is not None  # 30k rows: the float16 path runs
+    queries = np.vstack([m[[0, 99, 5000]] + 0.01, rng.standard_normal((3, 384)), centers[:3]]).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    for q in queries:
+        # the eps the exactness rests on holds with a wide margin (a float16 accumulator would not)
+        assert np.abs(_half_scores(hs.half, q) - m @ q).max() < HALF_EPS / 4
+        for n in (1, 10, 100):
+            pos, scores = hs.top(q, n)
+            ref_pos, ref_scores = exact_top(m, q, n)
+            # float32 scores, best first (summed in another order: equal to the last bits)
+            assert np.allclose(scores, ref_scores, rtol=0, atol=1e-6)
+            assert np.allclose(np.sort(m[pos] @ q), np.sort(m[ref_pos] @ q), rtol=0, atol=1e-6)
+            assert len(set(pos.tolist())) == n
+    # 3000 rows whose scores for q lie 1e-6 apart, far below float16's resolution (2.4e-4 at 0.3):
+    # hundreds share the n-th float16 score, so rescoring just the float16 top n would miss rows
+    q = queries[3]
+    ortho = rng.standard_normal((3000, 384)).astype(np.float32)
+    ortho -= np.outer(ortho @ q, q)
+    ortho /= np.linalg.norm(ortho, axis=1, keepdims=True)
+    cos = (0.3 + 1e-6 * rng.permutation(3000)).astype(np.float32)[:, None]
+    band = np.vstack([cos * q + np.sqrt(1 - cos ** 2) * ortho, m[:27000]]).astype(np.float32)
+    assert set(HalfScan(band).top(q, 100)[0].tolist()) == set(exact_top(band, q, 100)[0].tolist())
+    # all rows alike: every row is a candidate, too many to rescore, one float32 scan answers
+    flat = HalfScan(np.tile(m[:1], (25000, 1)))
+    pos, scores = flat.top(queries[0], 5)
+    assert len(pos) == 5 and np.allclose(scores, m[0] @ queries[0])
+    assert HalfScan(m[:1000]).half is None  # small matrices: float32 only
+
+
 @pytest.mark.parametrize("query,k,mode,msg", [
     ("", 5, "hybrid", "empty query"), ("   ", 5, "vector", "empty query"),
     ("x" * 1001, 5, "hybrid", "too long"), ("germany", 0, "hybrid", "k must"),

@@ -15,7 +15,7 @@ from ..index.build import connect
 from ..index.embed import Embedder, default_embedder
 from ..index.errors import IndexError_, NotIndexed
 from ..index.schema import get_meta, has_table
-from ..index.vectors import exact_top, load_vectors
+from ..index.vectors import HalfScan, load_vectors
 
 MODES = ("hybrid", "vector", "keyword")
 RRF_K = 60
@@ -25,6 +25,9 @@ _TERM = re.compile(r"\w+", re.UNICODE)
 # Dropped from keyword queries (terms are OR-ed, so these would match nearly every chunk).
 _STOP = frozenset("a an and are as at be by for from how in is it of on or that the this to was were what "
                   "when where which who why with about does do did".split())
+COMMON_SHARE = 0.05  # of the chunks: a word in more of them is common (see _keyword_ranked)
+COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word is never common
+_BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
 
 
 class SearchError(IndexError_):
@@ -52,7 +55,7 @@ class _Loaded:
     model: str
     dim: int
     ids: np.ndarray
-    matrix: np.ndarray
+    scan: HalfScan
     ann: object | None = None
 
 
@@ -78,18 +81,22 @@ def _vectors(db: sqlite3.Connection, path: Path, meta: dict[str, str]) -> _Loade
                 ids, matrix = load_vectors(db, dim)
             else:  # the graph answers alone: no need for the matrix in RAM
                 ids, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
-            cached = _Loaded(token, meta.get("model", ""), dim, ids, matrix, ann)
+            cached = _Loaded(token, meta.get("model", ""), dim, ids, HalfScan(matrix), ann)
             _cache[key] = cached
         return cached
 
 
-def keyword_query(query: str) -> str | None:
-    """FTS5 MATCH expression: the query's words, each quoted (no FTS syntax from users), OR-ed."""
+def keyword_terms(query: str) -> list[str]:
+    """The query's distinct words as quoted FTS5 phrases (no FTS syntax from users), stop words
+    dropped unless nothing else is left."""
     terms = [t.lower() for t in _TERM.findall(query)]
     kept = [t for t in terms if t not in _STOP] or terms
-    if not kept:
-        return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in dict.fromkeys(kept))
+    return ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(kept)]
+
+
+def keyword_query(query: str) -> str | None:
+    """FTS5 MATCH expression: the query's words, each quoted, OR-ed."""
+    return " OR ".join(keyword_terms(query)) or None
 
 
 def validate(query: str, k: int, mode: str) -> str:
@@ -104,14 +111,46 @@ def validate(query: str, k: int, mode: str) -> str:
     return query.strip()
 
 
-def _keyword_ranked(db: sqlite3.Connection, query: str, n: int) -> list[tuple[int, float]]:
-    expr = keyword_query(query)
-    if expr is None:
+def _keyword_ranked(db: sqlite3.Connection, query: str, n: int, common_share: float = COMMON_SHARE,
+                    common_min_rows: int = COMMON_MIN_ROWS) -> list[tuple[int, float]]:
+    """The n best chunks for the OR of the query's words by bm25 (text counts twice the heading path),
+    best first, as (chunk id, score) with score = -bm25 (higher is better).
+
+    Common words (in more than common_share of the chunks and more than common_min_rows of them)
+    score but do not select when the query has rarer words, as in Lucene's CommonTermsQuery: bm25 is
+    a sum of independent per-word parts, so each chunk returned gets the very score of the plain OR
+    query; left out are chunks whose only match is a common word (idf <= log(19) = 2.9, against 7.6
+    for a word in 1 of 2000 chunks). The plain query ranks those below every chunk that scores more
+    than sum(idf * (k1 + 1)) of the common words, so its top n is unchanged whenever n such chunks
+    exist; else the list is shorter. Scoring them was the cost: bm25 of the 18k chunks of 100k that
+    hold a word like "news" took ~20 ms a query.
+    """
+    terms = keyword_terms(query)
+    if not terms:
         return []
-    # bm25() is lower-is-better; text counts twice the heading path
-    rows = db.execute("SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
-                      "ORDER BY s LIMIT ?", (expr, n)).fetchall()
-    return [(int(r[0]), -float(r[1])) for r in rows]
+    rare, common = terms, []
+    if len(terms) > 1:
+        total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        cutoff = max(common_min_rows, common_share * total)
+        # rows per term, as FTS5 tokenizes it (the same count bm25's idf uses); cheap for rare terms
+        df = {t: db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (t,)).fetchone()[0]
+              for t in terms}
+        rare = [t for t in terms if 0 < df[t] <= cutoff]
+        common = [t for t in terms if df[t] > cutoff]
+        if not rare:  # only common words: nothing to select by, rank them all
+            rare, common = common, []
+        if not rare:
+            return []
+    either = " OR ".join(rare)
+    if not common:
+        rows = db.execute(f"{_BM25} ORDER BY s, rowid LIMIT ?", (either, n)).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+    # every chunk holding a rare word, scored on the rare words; then the full score of those of
+    # them that also hold a common word (an AND, which FTS5 answers by seeking, not scanning)
+    scores = {int(r[0]): -float(r[1]) for r in db.execute(_BM25, (either,))}
+    scores.update((int(r[0]), -float(r[1]))
+                  for r in db.execute(_BM25, (f"({either}) AND ({' OR '.join(common)})",)))
+    return sorted(scores.items(), key=lambda r: (-r[1], r[0]))[:n]
 
 
 def _keyword_in_thread(path: Path, query: str, n: int, box: list) -> None:
@@ -129,7 +168,7 @@ def _vector_ranked(loaded: _Loaded, query_vec: np.ndarray, n: int) -> list[tuple
     if loaded.ann is not None:
         ids, scores = loaded.ann.search(query_vec, n)
         return list(zip(map(int, ids), map(float, scores)))
-    pos, scores = exact_top(loaded.matrix, query_vec, n)
+    pos, scores = loaded.scan.top(query_vec, n)
     return list(zip(map(int, loaded.ids[pos]), map(float, scores)))
 
 
