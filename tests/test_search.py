@@ -176,6 +176,41 @@ def test_common_word_pruning_keeps_the_top_n(tmp_path):
     db.close()
 
 
+def test_overlapping_single_thread_sections_restore_torch_threads():
+    """A query's embedding and the vector scan run torch on one thread; torch's setting is
+    process-wide, so two searches overlapping in serve's threads (A enters, B enters, A leaves,
+    B leaves) must leave it as it was, not at B's saved 1."""
+    import threading
+
+    import torch
+
+    from blockcrawl.index.threads import torch_single_thread
+
+    torch.set_num_threads(2)
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def a() -> None:
+        with torch_single_thread():
+            a_in.set()
+            b_in.wait(5)
+            seen.append(torch.get_num_threads())
+        a_out.set()
+
+    def b() -> None:
+        a_in.wait(5)
+        with torch_single_thread():
+            b_in.set()
+            a_out.wait(5)
+            seen.append(torch.get_num_threads())  # A has left: B still runs on one thread
+    ts = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert seen == [1, 1] and torch.get_num_threads() == 2
+
+
 def test_half_scan_is_exact():
     from blockcrawl.index.vectors import HALF_EPS, HalfScan, _half_scores, exact_top
 

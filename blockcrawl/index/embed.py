@@ -11,6 +11,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .threads import torch_single_thread
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_DIM = 384
 SMALL_CALL = 4  # texts: at most this many is a query, embedded on one thread
@@ -75,15 +77,9 @@ class MiniLMEmbedder:
         else:
             # A query: one thread. Tiny inputs gain nothing from intra-op parallelism, and on a busy
             # machine its spinning threads made p50 ~10x worse (37 -> 330 ms vs a steady 22 ms).
-            import torch
-
-            before = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
+            with torch_single_thread():
                 m = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                                  normalize_embeddings=True, show_progress_bar=False)
-            finally:
-                torch.set_num_threads(before)
         return np.ascontiguousarray(m, dtype=np.float32)
 
 

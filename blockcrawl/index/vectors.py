@@ -6,6 +6,8 @@ import sqlite3
 
 import numpy as np
 
+from .threads import torch_single_thread
+
 # Rows from which a scan first runs over a float16 copy (see HalfScan); below, float32 is ~1 ms.
 HALF_MIN_ROWS = 20000
 # Bound on |float16 score - float32 score| per unit of |row| * |query|: inputs rounded to float16
@@ -87,10 +89,5 @@ def _half_tensor(matrix: np.ndarray):
 def _half_scores(half, query: np.ndarray) -> np.ndarray:
     import torch
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # no pool of spinning threads for one memory-bound pass
-    try:
-        with torch.inference_mode():
-            return torch.mv(half, torch.from_numpy(query).to(torch.float16)).float().numpy()
-    finally:
-        torch.set_num_threads(before)
+    with torch_single_thread(), torch.inference_mode():  # no spinning thread pool for one memory-bound pass
+        return torch.mv(half, torch.from_numpy(query).to(torch.float16)).float().numpy()
