@@ -211,6 +211,29 @@ def test_overlapping_single_thread_sections_restore_torch_threads():
     assert seen == [1, 1] and torch.get_num_threads() == 2
 
 
+def test_load_vectors_joins_shared_and_missing_keys():
+    import sqlite3
+
+    import numpy as np
+
+    from blockcrawl.index.schema import VECTOR_SCHEMA
+    from blockcrawl.index.vectors import load_vectors
+
+    db = sqlite3.connect(":memory:")
+    db.executescript("CREATE TABLE chunks(id INTEGER PRIMARY KEY, text TEXT);" + VECTOR_SCHEMA)
+    a, b = np.arange(4, dtype=np.float32), -np.arange(4, dtype=np.float32)
+    db.executemany("INSERT INTO embeddings(key, vec) VALUES (?,?)", [(b"ka", a.tobytes()), (b"kb", b.tobytes()),
+                                                                   (b"unused", a.tobytes())])
+    # chunks 3 and 7 have the same text (one vector); chunk 5's vector is missing
+    db.executemany("INSERT INTO chunk_vectors(chunk_id, key) VALUES (?,?)",
+                   [(7, b"ka"), (3, b"ka"), (4, b"kb"), (5, b"gone")])
+    ids, m = load_vectors(db)
+    assert ids.tolist() == [3, 4, 7] and np.array_equal(m, np.stack([a, b, a]))
+    empty_ids, empty = load_vectors(sqlite3.connect(":memory:").executescript(
+        "CREATE TABLE chunks(id INTEGER PRIMARY KEY);" + VECTOR_SCHEMA), 384)
+    assert len(empty_ids) == 0 and empty.shape == (0, 384)
+
+
 def test_half_scan_is_exact():
     from blockcrawl.index.vectors import HALF_EPS, HalfScan, _half_scores, exact_top
 
