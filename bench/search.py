@@ -466,28 +466,25 @@ def print_recall(rec: dict, n_pages: int) -> None:
               f"{rec['heldout_left']} still found in a page's whole-text chunks)")
     print(f"\n#### Top 5 hits (touch = a hit shares an 8-word run with the target, the old criterion; "
           f"cover = the hits hold >= {COVER_SHARE:.0%} of the target's 8-word runs, at most {int(COVER_SHARE * COVER_CAP)} needed)\n")
-    print("| query | mode | touch blocks | touch plain | touch page | cover blocks | cover plain | cover page | "
-          "cover blocks-only/plain-only | focus blocks | focus plain | focus page | tokens blocks | tokens plain | tokens page |\n"
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for qkind in kinds:
-        for mode in ("vector", "hybrid", "keyword"):
-            g = {s: res[qkind, mode, s] for s in STORES}
-            print(f"| {qkind} | {mode} | " + " | ".join(f"{share(g[s], 'touch5'):.3f}" for s in STORES) + " | "
-                  + " | ".join(f"{share(g[s], 'cover5'):.3f}" for s in STORES) + f" | {only(g['blocks'], g['plain'], 'cover5')} | "
-                  + " | ".join(f"{mean(g[s], 'focus'):.2f}" for s in STORES) + " | "
-                  + " | ".join(f"{mean(g[s], 'tokens5'):.0f}" for s in STORES) + " |")
+
+    def table(touch: str, cover: str, third: str, third_key: str, third_fmt: str, tokens: str) -> None:
+        """One row per query kind and mode: touch, cover, cover wins, a third measure and tokens per store."""
+        print("| query | mode | touch blocks | touch plain | touch page | cover blocks | cover plain | cover page | "
+              f"cover blocks-only/plain-only | {third} blocks | {third} plain | {third} page | "
+              "tokens blocks | tokens plain | tokens page |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for qkind in kinds:
+            for mode in ("vector", "hybrid", "keyword"):
+                g = {s: res[qkind, mode, s] for s in STORES}
+                print(f"| {qkind} | {mode} | " + " | ".join(f"{share(g[s], touch):.3f}" for s in STORES) + " | "
+                      + " | ".join(f"{share(g[s], cover):.3f}" for s in STORES) + f" | {only(g['blocks'], g['plain'], cover)} | "
+                      + " | ".join(format(mean(g[s], third_key), third_fmt) for s in STORES) + " | "
+                      + " | ".join(f"{mean(g[s], tokens):.0f}" for s in STORES) + " |")
+
+    table("touch5", "cover5", "focus", "focus", ".2f", "tokens5")
     print(f"\n#### Equal context budget: the hits in rank order while they fit in {BUDGET} tokens "
           f"(at most {DEPTH} hits)\n")
-    print("| query | mode | touch blocks | touch plain | touch page | cover blocks | cover plain | cover page | "
-          "cover blocks-only/plain-only | hits blocks | hits plain | hits page | tokens blocks | tokens plain | tokens page |\n"
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for qkind in kinds:
-        for mode in ("vector", "hybrid", "keyword"):
-            g = {s: res[qkind, mode, s] for s in STORES}
-            print(f"| {qkind} | {mode} | " + " | ".join(f"{share(g[s], 'touchB'):.3f}" for s in STORES) + " | "
-                  + " | ".join(f"{share(g[s], 'coverB'):.3f}" for s in STORES) + f" | {only(g['blocks'], g['plain'], 'coverB')} | "
-                  + " | ".join(f"{mean(g[s], 'hitsB'):.1f}" for s in STORES) + " | "
-                  + " | ".join(f"{mean(g[s], 'tokensB'):.0f}" for s in STORES) + " |")
+    table("touchB", "coverB", "hits", "hitsB", ".1f", "tokensB")
     runs = {s: [r for (k, m, st), rows in res.items() if st == s for r in rows] for s in STORES}
     print("\nRuns (query x mode) whose hits ran out before the budget was full: "
           + ", ".join(f"{s} {sum(r['open'] for r in runs[s])} of {len(runs[s])}" for s in STORES)
