@@ -21,8 +21,8 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlparse
 
-from blockcrawl.extract import blocks_from_dom
-from blockcrawl.extract.registry import ALGORITHMS, SITE_ALGORITHMS, get_selector
+from blockcrawl.extraction import blocks_from_dom
+from blockcrawl.extraction.registry import ALGORITHMS, SITE_ALGORITHMS, get_selector
 from blockcrawl.parse import load
 
 DEFAULT_BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"

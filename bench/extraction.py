@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from blockcrawl.extract.api import extract  # noqa: E402
-from blockcrawl.extract.registry import ALGORITHMS  # noqa: E402
+from blockcrawl.extraction.api import extract  # noqa: E402
+from blockcrawl.extraction.registry import ALGORITHMS  # noqa: E402
 
 DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval")

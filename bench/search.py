@@ -37,7 +37,7 @@ from blockcrawl import SitePipeline  # noqa: E402
 from blockcrawl.index import build_index, default_embedder  # noqa: E402
 from blockcrawl.index.ann import available as ann_available, build_ann  # noqa: E402
 from blockcrawl.index.schema import ensure_schema, set_meta, vector_key  # noqa: E402
-from blockcrawl.search import search  # noqa: E402
+from blockcrawl.retrieval import search  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"
@@ -316,7 +316,7 @@ def recall_entries(main_results, page_results, remove: dict[str, list[str]] | No
     from dataclasses import replace
 
     from blockcrawl.chunk import chunk_blocks, chunk_plain, default_tokenizer
-    from blockcrawl.extract.api import blocks_text
+    from blockcrawl.extraction.api import blocks_text
 
     tok = default_tokenizer()
     out: dict[str, list] = {s: [] for s in STORES}

@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from blockcrawl.extract import blocks_from_dom, cepr, cetr, tps
-from blockcrawl.extract.tagpath import mask_from_nodes
+from blockcrawl.extraction import blocks_from_dom, cepr, cetr, tps
+from blockcrawl.extraction.tagpath import mask_from_nodes
 from blockcrawl.parse import load
 
 BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH", Path(__file__).resolve().parents[1].parent / "shared" / "bench"))
@@ -61,7 +61,7 @@ def main() -> None:
             print(f"sigma={sigma} k={k}: " + " ".join(f"{x:.3f}" for x in f) + f"  mean={sum(f) / len(f):.3f}", flush=True)
     elif what == "template":
         from urllib.parse import urlparse
-        from blockcrawl.extract import template
+        from blockcrawl.extraction import template
         hosts = {}
         for ds in SETS:
             for r in score.load_gold(DATA, ds):

@@ -1,14 +1,69 @@
 """blockcrawl: crawl websites into clean, de-duplicated, heading-aware text blocks and search them.
 
-Pipeline: crawl -> parse -> extract -> chunk -> index -> search.
-"""
-from .chunk import Deduper, chunk_blocks, chunk_plain, split_text
-from .extract import extract_blocks, extract_text
-from .parse import decode_html, parse_html
-from .pipeline import PageResult, SitePipeline
-from .records import Block, Chunk, Document
-from . import extract  # the extract stage's package, callable: blockcrawl.extract(html) -> Document
+Pipeline: crawl -> parse -> extract -> chunk -> index -> search. The front doors below load on
+first use (PEP 562), so `import blockcrawl` costs no numpy, aiohttp or torch.
 
-__version__ = "0.1.0"
-__all__ = ["Block", "Chunk", "Deduper", "Document", "PageResult", "SitePipeline", "chunk_blocks",
-           "chunk_plain", "decode_html", "extract", "extract_blocks", "extract_text", "parse_html", "split_text"]
+Stage packages are named apart from the functions: `blockcrawl.extract(html)` is a function (the
+stage is `blockcrawl.extraction`), `blockcrawl.search(store, query)` too (`blockcrawl.retrieval`).
+`blockcrawl.crawl` stays the crawl package, whose modules (`blockcrawl.crawl.urls`...) are public
+API; a crawl runs with `blockcrawl.crawl.crawl(store, CrawlConfig(...))`.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+# public name -> module that defines it
+_FRONT_DOORS: dict[str, str] = {
+    "extract": "blockcrawl.extraction.api",
+    "extract_blocks": "blockcrawl.extraction.blocks",
+    "extract_text": "blockcrawl.extraction.text",
+    "SitePipeline": "blockcrawl.pipeline",
+    "PageResult": "blockcrawl.pipeline",
+    "PipelineConfig": "blockcrawl.pipeline",
+    "CrawlConfig": "blockcrawl.crawl",
+    "Store": "blockcrawl.store",
+    "build_index": "blockcrawl.index",
+    "search": "blockcrawl.retrieval",
+    "Block": "blockcrawl.records",
+    "Chunk": "blockcrawl.records",
+    "Document": "blockcrawl.records",
+    "Deduper": "blockcrawl.chunk",
+    "chunk_blocks": "blockcrawl.chunk",
+    "chunk_plain": "blockcrawl.chunk",
+    "split_text": "blockcrawl.chunk",
+    "decode_html": "blockcrawl.parse",
+    "parse_html": "blockcrawl.parse",
+    "BlockcrawlError": "blockcrawl.errors",
+}
+
+__all__ = ["__version__", *sorted(_FRONT_DOORS)]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .chunk import Deduper, chunk_blocks, chunk_plain, split_text
+    from .crawl import CrawlConfig
+    from .errors import BlockcrawlError
+    from .extraction.api import extract
+    from .extraction.blocks import extract_blocks
+    from .extraction.text import extract_text
+    from .index import build_index
+    from .parse import decode_html, parse_html
+    from .pipeline import PageResult, PipelineConfig, SitePipeline
+    from .records import Block, Chunk, Document
+    from .retrieval import search
+    from .store import Store
+
+
+def __getattr__(name: str) -> Any:
+    module = _FRONT_DOORS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'blockcrawl' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FRONT_DOORS))

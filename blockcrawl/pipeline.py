@@ -3,13 +3,15 @@ blocks already seen) lives in the SitePipeline, so pages of a site must go throu
 in the order they were seen."""
 from __future__ import annotations
 
+from .errors import ConfigError
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, Deduper, Tokenizer, chunk_blocks, chunk_plain, default_tokenizer
-from .extract import blocks_from_dom, dom_text
-from .extract.api import blocks_text
-from .extract.registry import Selector, page_selector, site_selector
+from .extraction import blocks_from_dom, dom_text
+from .extraction.api import blocks_text
+from .extraction.registry import Selector, page_selector, site_selector
 from .parse import Dom, load
 from .records import Block, Chunk
 
@@ -32,7 +34,7 @@ class SitePipeline:
                  dedup: bool = True, near_dedup: bool = True, full_path: bool = False,
                  selector: Selector | None = None, algorithm: str = "auto") -> None:
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}")
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}")
         self.mode, self.chunk_size, self.overlap = mode, chunk_size, overlap
         self.tokenizer = tokenizer or default_tokenizer()
         self.deduper = Deduper(near=near_dedup) if dedup else None

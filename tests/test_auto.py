@@ -9,9 +9,9 @@ import pytest
 import blockcrawl
 from blockcrawl import Document, SitePipeline
 from blockcrawl.chunk import WordTokenizer
-from blockcrawl.extract import blocks_from_dom
-from blockcrawl.extract.auto import select
-from blockcrawl.extract.registry import ALGORITHMS, get_selector
+from blockcrawl.extraction import blocks_from_dom
+from blockcrawl.extraction.auto import select
+from blockcrawl.extraction.registry import ALGORITHMS, get_selector
 from blockcrawl.parse import load
 
 PROSE = [
@@ -60,7 +60,7 @@ town council will meet on Monday to decide how the clean-up is paid for.</p>
 
 
 def test_auto_is_registered_and_default():
-    assert ALGORITHMS["auto"] == "blockcrawl.extract.auto:select"
+    assert ALGORITHMS["auto"] == "blockcrawl.extraction.auto:select"
     assert get_selector("auto") is select
     assert blockcrawl.extract("<p>x</p>").algorithm == "auto"
 

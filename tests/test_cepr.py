@@ -1,9 +1,9 @@
 """CEPR (seed 004): text-to-tag-path ratios smoothed by path similarity."""
 import numpy as np
 
-from blockcrawl.extract import blocks_from_dom, cepr
-from blockcrawl.extract.registry import get_selector
-from blockcrawl.extract.tagpath import PathSimilarity, levenshtein, tag_paths
+from blockcrawl.extraction import blocks_from_dom, cepr
+from blockcrawl.extraction.registry import get_selector
+from blockcrawl.extraction.tagpath import PathSimilarity, levenshtein, tag_paths
 from blockcrawl.parse import load
 
 PROSE = ("The committee met on Tuesday to discuss the budget, which had grown by a third since "

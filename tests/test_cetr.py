@@ -1,8 +1,8 @@
 """CETR (the seed-004 baseline): text-to-tag ratios per line, smoothed, clustered."""
 import numpy as np
 
-from blockcrawl.extract import blocks_from_dom, cetr
-from blockcrawl.extract.registry import get_selector
+from blockcrawl.extraction import blocks_from_dom, cetr
+from blockcrawl.extraction.registry import get_selector
 from blockcrawl.parse import load
 
 PROSE = ("Rain fell over the valley for a week, and the river rose until the old bridge, built in "
@@ -59,7 +59,7 @@ def test_deep_page():
 
 
 def test_every_page_selector_keeps_a_lone_paragraph_and_survives_odd_input():
-    from blockcrawl.extract.registry import ALGORITHMS, SITE_ALGORITHMS
+    from blockcrawl.extraction.registry import ALGORITHMS, SITE_ALGORITHMS
     names = [n for n in ("tps", "tps-text", "cepr", "cetr") if n in ALGORITHMS]
     assert len(names) == 4 and not SITE_ALGORITHMS & set(names)
     for name in names:

@@ -18,8 +18,8 @@ import pytest
 from blockcrawl import SitePipeline
 from blockcrawl.index import Embedder, MiniLMEmbedder, NotIndexed, StoreMissing, build_index, default_embedder
 from blockcrawl.index.ann import ann_paths, available as ann_available
-from blockcrawl.search import Hit, SearchError, search
-from blockcrawl.search.serve import make_server, serve_in_thread
+from blockcrawl.retrieval import Hit, SearchError, search
+from blockcrawl.retrieval.serve import make_server, serve_in_thread
 from blockcrawl.store import Store
 from .search_pages import COOKING, PAGE1, PAGES
 
@@ -123,7 +123,7 @@ def same_ranking(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> bool
 def test_common_words_score_but_do_not_select(store):
     import sqlite3
 
-    from blockcrawl.search.hybrid import _keyword_ranked
+    from blockcrawl.retrieval.hybrid import _keyword_ranked
 
     db = sqlite3.connect(store)
     # "countries" is in 6 of the 15 chunks (common at a 30% share); "republic" in 4 (Germany, France, China)
@@ -148,7 +148,7 @@ def test_common_word_pruning_keeps_the_top_n(tmp_path):
     import sqlite3
 
     from blockcrawl.index.schema import ensure_schema
-    from blockcrawl.search.hybrid import _keyword_ranked
+    from blockcrawl.retrieval.hybrid import _keyword_ranked
 
     db = sqlite3.connect(tmp_path / "many.db")
     db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT)")
@@ -353,7 +353,7 @@ def test_other_model_reembeds(tmp_path):
 
 @pytest.mark.skipif(not ann_available(), reason="hnswlib not installed (pip install 'blockcrawl[ann]')")
 def test_ann_index(tmp_path):
-    from blockcrawl.search import hybrid
+    from blockcrawl.retrieval import hybrid
 
     path = tmp_path / "ann.db"
     fill(path, PAGES)

@@ -1,8 +1,8 @@
 """Template removal by clustering (seed 003): structural similarity, SMDPW, canopy, removal."""
 import pytest
 
-from blockcrawl.extract import blocks_from_dom, template
-from blockcrawl.extract.registry import ALGORITHMS, SITE_ALGORITHMS, get_selector
+from blockcrawl.extraction import blocks_from_dom, template
+from blockcrawl.extraction.registry import ALGORITHMS, SITE_ALGORITHMS, get_selector
 from blockcrawl.parse import load
 
 HEADER = ("<div class=top><a href=/>Home</a><a href=/news>News</a><a href=/sport>Sport</a></div>"

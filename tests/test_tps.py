@@ -1,8 +1,8 @@
 """TPS (seed 001): disjoint-alphabet splits of the tag path sequence."""
 import numpy as np
 
-from blockcrawl.extract import blocks_from_dom, tps
-from blockcrawl.extract.registry import get_selector
+from blockcrawl.extraction import blocks_from_dom, tps
+from blockcrawl.extraction.registry import get_selector
 from blockcrawl.parse import load
 
 

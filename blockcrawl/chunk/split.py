@@ -1,6 +1,8 @@
 """Overlapping chunks of at most N tokens that cut between words, preferably between sentences."""
 from __future__ import annotations
 
+from ..errors import ConfigError
+
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from collections.abc import Iterable, Sequence
@@ -75,9 +77,9 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
     within the last 40% of it, if any; the next chunk starts up to overlap tokens earlier. Array
     work per word, Python work per chunk: a 5 MB page is split in a fraction of a second."""
     if size < 1:
-        raise ValueError("chunk size must be at least 1 token")
+        raise ConfigError("chunk size must be at least 1 token")
     if not 0 <= overlap < size:
-        raise ValueError("overlap must be >= 0 and smaller than the chunk size")
+        raise ConfigError("overlap must be >= 0 and smaller than the chunk size")
     tok = tokenizer or default_tokenizer()
     codes = _char_codes(text)
     w_start, w_end = _words(codes)

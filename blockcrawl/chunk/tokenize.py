@@ -1,6 +1,8 @@
 """Token counting for chunk sizes: pluggable, defaulting to the embedding model's own tokenizer."""
 from __future__ import annotations
 
+from ..errors import ConfigError
+
 import importlib.util
 import re
 from functools import lru_cache
@@ -203,4 +205,4 @@ def get_tokenizer(name: str | None) -> Tokenizer:
         return WordTokenizer()
     if Path(name).exists():
         return HFTokenizer(name)
-    raise ValueError(f"unknown tokenizer {name!r}: use 'model', 'words' or a tokenizer.json path")
+    raise ConfigError(f"unknown tokenizer {name!r}: use 'model', 'words' or a tokenizer.json path")

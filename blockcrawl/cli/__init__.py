@@ -5,6 +5,8 @@ import argparse
 import importlib
 import sys
 
+from .._version import __version__
+
 # Subcommand modules, in the order --help lists them.
 COMMANDS = ["extract", "crawl", "export", "index", "search", "serve"]
 
@@ -15,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Crawl websites into clean, de-duplicated, heading-aware text blocks and search them.",
         epilog="Run 'blockcrawl COMMAND --help' for the options and examples of each command.",
     )
-    p.add_argument("--version", action="version", version=f"blockcrawl {__import__('blockcrawl').__version__}")
+    p.add_argument("--version", action="version", version=f"blockcrawl {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"blockcrawl.cli.{name}_cmd").add_parser(sub)
@@ -28,8 +30,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from ..errors import BlockcrawlError
+
     try:
         return int(args.func(args) or 0)
+    except BlockcrawlError as e:  # every command: one line, exit 2, no traceback
+        print(f"blockcrawl {args.command}: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("blockcrawl: interrupted", file=sys.stderr)
         return 130

@@ -83,7 +83,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--max-redirects", type=_positive(int), default=10, metavar="N", help="longest redirect chain (default 10)")
     g = p.add_argument_group("extraction")
     g.add_argument("--algorithm", default=None, metavar="NAME",
-                   help="main-content algorithm from blockcrawl.extract.registry (default 'auto' if available, else 'all')")
+                   help="main-content algorithm from blockcrawl.extraction.registry (default 'auto' if available, else 'all')")
     g.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, metavar="N", help=f"tokens per chunk (default {DEFAULT_SIZE})")
     g.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M", help=f"chunk overlap (default {DEFAULT_OVERLAP})")
     g.add_argument("--tokenizer", default="model", metavar="NAME", help="'model' (default), 'words', or a tokenizer.json")
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from ..crawl import CrawlConfig, crawl
     from ..crawl.urls import canonicalize
     from ..crawl.process import PipelineSpec
-    from ..extract.registry import ALGORITHMS, get_selector
+    from ..extraction.registry import ALGORITHMS, get_selector
     from ..store import Store
 
     err = lambda msg: (print(f"blockcrawl crawl: {msg}", file=sys.stderr), 2)[1]  # noqa: E731

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
-from ..extract.blocks import outline
-from ..extract.registry import ALGORITHMS, SITE_ALGORITHMS
+from ..extraction.blocks import outline
+from ..extraction.registry import ALGORITHMS, SITE_ALGORITHMS
 from ..pipeline import MODES, PageResult, SitePipeline
 
 MAX_BYTES = 20 * 1024 * 1024

@@ -31,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.batch_size <= 4096:
         print("blockcrawl index: --batch-size must be between 1 and 4096", file=sys.stderr)
         return 2
-    from ..index import IndexError_, build_index
+    from ..errors import BlockcrawlError
+    from ..index import build_index
     from ..index.ann import available
 
     if args.ann and not available():
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         st = build_index(args.store, batch_size=args.batch_size, ann=args.ann, progress=not args.quiet)
-    except IndexError_ as e:
+    except BlockcrawlError as e:
         print(f"blockcrawl index: {e}", file=sys.stderr)
         return 2
     print(f"indexed {args.store}: {st.chunks} chunks, {st.embedded} embedded, {st.reused} reused, "

@@ -31,12 +31,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..index.errors import IndexError_
-    from ..search import format_hits, search
+    from ..errors import BlockcrawlError
+    from ..retrieval import format_hits, search
 
     try:
         hits = search(args.store, args.query, args.k, args.mode)
-    except IndexError_ as e:
+    except BlockcrawlError as e:
         print(f"blockcrawl search: {e}", file=sys.stderr)
         return 2
     out = sys.stdout

@@ -29,12 +29,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print("blockcrawl serve: --port must be between 0 and 65535", file=sys.stderr)
         return 2
-    from ..index.errors import IndexError_
-    from ..search.serve import make_server
+    from ..errors import BlockcrawlError
+    from ..retrieval.serve import make_server
 
     try:
         server = make_server(args.store, args.host, args.port)
-    except IndexError_ as e:
+    except BlockcrawlError as e:
         print(f"blockcrawl serve: {e}", file=sys.stderr)
         return 2
     except OSError as e:

@@ -36,7 +36,7 @@ class PipelineSpec:
 
     def build(self) -> SitePipeline:
         from ..chunk import get_tokenizer
-        from ..extract.registry import page_selector
+        from ..extraction.registry import page_selector
         return SitePipeline(chunk_size=self.chunk_size, overlap=self.overlap,
                             tokenizer=_tokenizer(self.tokenizer, get_tokenizer),
                             dedup=self.dedup, selector=page_selector(self.algorithm, for_blocks=True))

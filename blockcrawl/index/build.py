@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .embed import Embedder, default_embedder
-from .errors import StoreMissing
+from ..errors import StoreMissing
 from .schema import ensure_schema, get_meta, has_table, set_meta, vector_key
 
 COMMIT_EVERY = 2000  # vectors: an interrupted run keeps what it embedded

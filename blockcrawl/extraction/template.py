@@ -19,6 +19,8 @@
 """
 from __future__ import annotations
 
+from ..errors import ConfigError
+
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -151,7 +153,7 @@ def canopy(items: int, sim: Callable[[int, int], float], t1: float = T1, t2: flo
     every item within T2 leaves the pool; those between T2 and T1 may join later canopies too
     (canopies overlap). Each canopy lists its centre first."""
     if t1 <= t2:
-        raise ValueError("canopy needs T1 > T2")
+        raise ConfigError("canopy needs T1 > T2")
     pool = list(range(items))
     out: list[list[int]] = []
     while pool:

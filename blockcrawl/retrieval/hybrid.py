@@ -13,7 +13,7 @@ import numpy as np
 
 from ..index.build import connect
 from ..index.embed import Embedder, default_embedder
-from ..index.errors import IndexError_, NotIndexed
+from ..errors import NotIndexed, QueryError
 from ..index.schema import get_meta, has_table
 from ..index.vectors import HalfScan, load_vectors
 
@@ -30,7 +30,7 @@ COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word
 _BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
 
 
-class SearchError(IndexError_):
+class SearchError(QueryError):
     """Bad query or arguments: shown to the user as one line (HTTP 400 in serve)."""
 
 

@@ -3,6 +3,8 @@
 Algorithms that need a set of pages (template clustering) expose select_site instead."""
 from __future__ import annotations
 
+from ..errors import ConfigError
+
 import importlib
 from collections.abc import Callable, Sequence
 
@@ -12,15 +14,15 @@ Selector = Callable[[Dom], Sequence[bool] | None]
 
 # name -> "module:function", imported on first use so that `blockcrawl extract` starts fast.
 ALGORITHMS: dict[str, str] = {
-    "all": "blockcrawl.extract.registry:keep_all",
-    "auto": "blockcrawl.extract.auto:select",
+    "all": "blockcrawl.extraction.registry:keep_all",
+    "auto": "blockcrawl.extraction.auto:select",
     # Tag-path algorithms (seeds 001, 003, 004); see README "Tag-path algorithms".
-    "tps": "blockcrawl.extract.tps:select",
-    "tps-text": "blockcrawl.extract.tps:select_text",
-    "cepr": "blockcrawl.extract.cepr:select",
-    "cetr": "blockcrawl.extract.cetr:select",
-    "template": "blockcrawl.extract.template:select_site",
-    "template+cepr": "blockcrawl.extract.template:select_site_cepr",
+    "tps": "blockcrawl.extraction.tps:select",
+    "tps-text": "blockcrawl.extraction.tps:select_text",
+    "cepr": "blockcrawl.extraction.cepr:select",
+    "cetr": "blockcrawl.extraction.cetr:select",
+    "template": "blockcrawl.extraction.template:select_site",
+    "template+cepr": "blockcrawl.extraction.template:select_site_cepr",
 }
 
 # Algorithms whose function takes a list of a site's Doms and returns one keep mask per page
@@ -37,7 +39,7 @@ def get_selector(name: str) -> Selector:
     try:
         target = ALGORITHMS[name]
     except KeyError:
-        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(sorted(ALGORITHMS))}") from None
+        raise ConfigError(f"unknown algorithm {name!r}; choose from {', '.join(sorted(ALGORITHMS))}") from None
     module, func = target.split(":")
     return getattr(importlib.import_module(module), func)
 
@@ -47,7 +49,7 @@ SiteSelector = Callable[[list[Dom]], list[Sequence[bool] | None]]
 
 # Variants for the block pipeline (crawl, --mode main), where headings are context for search:
 # auto keeps the title heading there, while extract()'s Document.text drops it as annotators do.
-BLOCK_VARIANTS: dict[str, str] = {"auto": "blockcrawl.extract.auto:select_blocks"}
+BLOCK_VARIANTS: dict[str, str] = {"auto": "blockcrawl.extraction.auto:select_blocks"}
 
 
 def page_selector(name: str, for_blocks: bool = False) -> Selector:

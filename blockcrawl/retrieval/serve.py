@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from ..index.embed import Embedder, default_embedder
-from ..index.errors import IndexError_, NotIndexed, StoreMissing
+from ..errors import BlockcrawlError, NotIndexed, StoreMissing
 from .hybrid import MAX_K, MODES, SearchError, search
 
 MAX_URL = 8192
@@ -83,7 +83,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(400, {"error": str(e)})
         except (NotIndexed, StoreMissing) as e:
             return self._json(503, {"error": str(e)})
-        except IndexError_ as e:
+        except BlockcrawlError as e:
             return self._json(500, {"error": str(e)})
         self._json(200, {"query": q, "mode": mode, "k": k, "hits": [h.to_dict() for h in hits]})
 
