@@ -69,7 +69,7 @@ def broken_links(path: Path) -> list[str]:
     bad = []
     for line in _prose_lines(path):
         for target in _LINK.findall(line):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):  # http:, https:, mailto: ...
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):  # http:, https:, mailto: ...
                 continue
             file_part, _, fragment = target.partition("#")
             dest = (path.parent / unquote(file_part)).resolve() if file_part else path
