@@ -8,7 +8,7 @@
 3. retrieval quality: recall of heading-aware block chunks vs plain fixed-size chunks of the same
    main-content text (and, as a naive baseline, plain chunks of the whole page text), all 200 tokens
    with overlap 40, at k=5 and at an equal context budget of 1,000 tokens, on queries built from the
-   benchmark pages' sections (method: RECALL_METHOD below, also in README).
+   benchmark pages' sections (method: RECALL_METHOD below, also in docs/benchmarks.md).
 
 Reads pages from ../shared/bench/data (relative to the repository; override with --data or
 BLOCKCRAWL_BENCH_DATA). Run: python bench/search.py [--pages N] [--sizes 10000,100000]

@@ -16,7 +16,7 @@ Selector = Callable[[Dom], Sequence[bool] | None]
 ALGORITHMS: dict[str, str] = {
     "all": "blockcrawl.extraction.registry:keep_all",
     "auto": "blockcrawl.extraction.auto:select",
-    # Tag-path algorithms (seeds 001, 003, 004); see README "Tag-path algorithms".
+    # Tag-path algorithms (seeds 001, 003, 004); see docs/algorithms.md "Tag-path algorithms".
     "tps": "blockcrawl.extraction.tps:select",
     "tps-text": "blockcrawl.extraction.tps:select_text",
     "cepr": "blockcrawl.extraction.cepr:select",

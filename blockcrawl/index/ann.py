@@ -1,6 +1,6 @@
 """Optional approximate nearest-neighbour index (HNSW via hnswlib) for large stores.
 
-Chosen by measurement (bench notes in README): on 100k x 384 synthetic unit vectors hnswlib built in
+Chosen by measurement (docs/search.md): on 100k x 384 synthetic unit vectors hnswlib built in
 14 s vs usearch 42 s, answered in 0.2 ms vs 0.65 ms, with higher recall at the same graph settings.
 Persisted next to the store as STORE.hnsw plus STORE.hnsw.json (the index generation it was built
 from: a stale file is ignored and search falls back to exact). Labels are the chunk ids.

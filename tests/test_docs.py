@@ -1,0 +1,121 @@
+"""The user documentation stays short and its links keep working.
+
+README.md is the user's page (at most 300 lines); the details live in docs/. A renamed heading or a
+moved file breaks a link silently on GitHub, so every relative link of README.md, CHANGELOG.md and
+docs/*.md must name an existing file, and a #fragment must name a heading of the target page
+(GitHub's anchor rules). Links inside code blocks and code spans are not links.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_README_LINES = 300
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"`+[^`]*`+")
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def _pages() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def _prose_lines(path: Path) -> list[str]:
+    """The page's lines outside fenced code blocks, code spans removed."""
+    out, fenced = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append(_CODE_SPAN.sub("", line))
+    return out
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: markup dropped, lower case, punctuation removed, spaces -> '-'."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # [text](url) -> text
+    text = text.replace("`", "").replace("*", "").lower()
+    text = "".join(c for c in text if c.isalnum() or c in " -_")
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        m = None if fenced else _HEADING.match(line)
+        if m:
+            slug = _slug(m.group(2))
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
+def broken_links(path: Path) -> list[str]:
+    bad = []
+    for line in _prose_lines(path):
+        for target in _LINK.findall(line):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):  # http:, https:, mailto: ...
+                continue
+            file_part, _, fragment = target.partition("#")
+            dest = (path.parent / unquote(file_part)).resolve() if file_part else path
+            if not dest.exists():
+                bad.append(f"{_name(path)}: {target} (no such file)")
+            elif fragment and dest.suffix == ".md" and fragment not in anchors(dest):
+                bad.append(f"{_name(path)}: {target} (no such heading)")
+    return bad
+
+
+def test_readme_is_short() -> None:
+    n = len((ROOT / "README.md").read_text(encoding="utf-8").splitlines())
+    assert n <= MAX_README_LINES, f"README.md has {n} lines; move details to docs/"
+
+
+def test_readme_keeps_the_two_commands() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "./demo.sh" in text and ".venv/bin/python -m pytest" in text
+
+
+def test_relative_links_resolve() -> None:
+    assert (ROOT / "docs").is_dir()
+    bad = [b for page in _pages() if page.exists() for b in broken_links(page)]
+    assert not bad, "broken links:\n" + "\n".join(bad)
+
+
+def test_link_checker_sees_breakage(tmp_path: Path) -> None:
+    page = tmp_path / "a.md"
+    page.write_text("# Top `x` heading\n\n## Two, words!\n\n```\n# not a heading\n[c](gone.md)\n```\n"
+                    "[ok](#two-words) [ok](a.md#top-x-heading) [web](https://example.org/x)\n"
+                    "[bad](missing.md) [bad](#nowhere) `[code](missing.md)`\n", encoding="utf-8")
+    assert anchors(page) == {"top-x-heading", "two-words"}
+    assert [b.split(": ", 1)[1] for b in broken_links(page)] == [
+        "missing.md (no such file)", "#nowhere (no such heading)"]
+
+
+def test_docs_name_no_private_material() -> None:
+    """The user has the repository only: no sibling folders or internal note names."""
+    bad = []
+    for page in _pages():
+        if not page.exists():
+            continue
+        text = page.read_text(encoding="utf-8")
+        for needle in ("../shared", "/work/", "ALGORITHMS.md", "ANCHORS.md"):
+            if needle in text:
+                bad.append(f"{page.relative_to(ROOT)}: {needle}")
+        if re.search(r"\bseeds? \d{3}\b|\bissue \d+\b", text):
+            bad.append(f"{page.relative_to(ROOT)}: seed/issue reference")
+    assert not bad, "\n".join(bad)
