@@ -123,7 +123,7 @@ def same_ranking(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> bool
 def test_common_words_score_but_do_not_select(store):
     import sqlite3
 
-    from blockcrawl.retrieval.hybrid import _keyword_ranked
+    from blockcrawl.store.sqlite import keyword_ranked as _keyword_ranked
 
     db = sqlite3.connect(store)
     # "countries" is in 6 of the 15 chunks (common at a 30% share); "republic" in 4 (Germany, France, China)
@@ -147,8 +147,8 @@ def test_common_words_score_but_do_not_select(store):
 def test_common_word_pruning_keeps_the_top_n(tmp_path):
     import sqlite3
 
-    from blockcrawl.index.schema import ensure_schema
-    from blockcrawl.retrieval.hybrid import _keyword_ranked
+    from blockcrawl.store.schema import ensure_index_schema as ensure_schema
+    from blockcrawl.store.sqlite import keyword_ranked as _keyword_ranked
 
     db = sqlite3.connect(tmp_path / "many.db")
     db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT)")
@@ -216,8 +216,8 @@ def test_load_vectors_joins_shared_and_missing_keys():
 
     import numpy as np
 
-    from blockcrawl.index.schema import VECTOR_SCHEMA
-    from blockcrawl.index.vectors import load_vectors
+    from blockcrawl.store.schema import VECTOR_SCHEMA
+    from blockcrawl.store.sqlite import load_vectors
 
     db = sqlite3.connect(":memory:")
     db.executescript("CREATE TABLE chunks(id INTEGER PRIMARY KEY, text TEXT);" + VECTOR_SCHEMA)
