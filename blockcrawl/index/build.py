@@ -57,7 +57,7 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
     order = sorted(pending, key=lambda k: -len(pending[k][0]))
     bar = None
     if progress and order:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]
 
         bar = tqdm(total=len(order), unit="chunk", desc="embedding", file=sys.stderr)
     since_commit = 0
@@ -83,10 +83,9 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
     if ann:
         from .ann import build_ann
 
-        base = store.ann_base if isinstance(store, VectorIndex) else None
-        if base is None:
+        if not isinstance(store, VectorIndex) or store.ann_base is None:
             raise RuntimeError("this store keeps no ANN side files")
         ids, matrix = store.load_vectors()
-        build_ann(Path(base), ids, matrix, generation)
+        build_ann(Path(store.ann_base), ids, matrix, generation)
         built_ann = True
     return IndexStats(n_chunks, len(order), len(reuse), removed, time.perf_counter() - t0, built_ann)

@@ -91,7 +91,7 @@ def validate(query: str, k: int, mode: str) -> str:
 def _keyword_in_thread(store: SearchStore, query: str, n: int, box: list[object]) -> None:
     try:
         box.append(store.keyword_ranked(query, n))
-    except BaseException as e:  # handed to the caller's thread
+    except BaseException as e:  # noqa: BLE001 - handed to the caller's thread, raised there
         box.append(e)
 
 

@@ -3,7 +3,15 @@
 `Store` is the SQLite implementation (one file: pages, blocks, chunks, frontier, crawl log, index);
 see docs/notes/store.md for the schema version, migrations, locking rules and adding a backend.
 """
-from .protocols import ChunkSource, KeywordIndex, PageSink, RecordSource, SearchStore, StoredChunk, VectorIndex
+from .protocols import (
+    ChunkSource,
+    KeywordIndex,
+    PageSink,
+    RecordSource,
+    SearchStore,
+    StoredChunk,
+    VectorIndex,
+)
 from .schema import SCHEMA_VERSION
 from .sqlite import SqliteStore
 

@@ -22,14 +22,21 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, Self, TypeVar, cast
 from urllib.parse import quote
 
 from ..errors import StoreError, StoreMissing
 from .lock import WriterLock
 from .protocols import RECORD_KINDS, StoredChunk
-from .schema import (SCHEMA_VERSION, check, ensure_index_schema, get_index_meta, has_table, migrate,
-                     set_index_meta)
+from .schema import (
+    SCHEMA_VERSION,
+    check,
+    ensure_index_schema,
+    get_index_meta,
+    has_table,
+    migrate,
+    set_index_meta,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,23 +54,22 @@ POOL_MAX = 8  # idle reader connections kept for other threads (serve's request 
 # keyword search (see keyword_ranked)
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Dropped from keyword queries (terms are OR-ed, so these would match nearly every chunk).
-_STOP = frozenset("a an and are as at be by for from how in is it of on or that the this to was were what "
-                  "when where which who why with about does do did".split())
+_STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "with", "about", "does", "do", "did"])
 COMMON_SHARE = 0.05  # of the chunks: a word in more of them is common (see keyword_ranked)
 COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word is never common
 _BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
 
 _EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "pages": ("SELECT p.id, p.url, p.final_url, p.status, p.content_type, p.title, p.content_hash, p.fetched_at, "
+    "pages": (("SELECT p.id, p.url, p.final_url, p.status, p.content_type, p.title, p.content_hash, p.fetched_at, "
               "(SELECT count(*) FROM blocks b WHERE b.page_id = p.id), "
-              "(SELECT count(*) FROM chunks c WHERE c.page_id = p.id) FROM pages p ORDER BY p.id",
+              "(SELECT count(*) FROM chunks c WHERE c.page_id = p.id) FROM pages p ORDER BY p.id"),
               ("id", "url", "final_url", "status", "content_type", "title", "content_hash", "fetched_at",
                "n_blocks", "n_chunks")),
-    "blocks": ("SELECT b.id, p.url, b.position, b.kind, b.heading_path, b.tag_path, b.text, b.hash "
-               "FROM blocks b JOIN pages p ON p.id = b.page_id ORDER BY b.page_id, b.position",
+    "blocks": (("SELECT b.id, p.url, b.position, b.kind, b.heading_path, b.tag_path, b.text, b.hash "
+               "FROM blocks b JOIN pages p ON p.id = b.page_id ORDER BY b.page_id, b.position"),
                ("id", "url", "position", "kind", "heading_path", "tag_path", "text", "hash")),
-    "chunks": ("SELECT id, url, block_position, chunk_index, heading_path, text, block_hash, n_tokens "
-               "FROM chunks ORDER BY id",
+    "chunks": (("SELECT id, url, block_position, chunk_index, heading_path, text, block_hash, n_tokens "
+               "FROM chunks ORDER BY id"),
                ("id", "url", "block_position", "chunk_index", "heading_path", "text", "block_hash", "n_tokens")),
     "frontier": ("SELECT url, depth, kind, state, attempts, status, error, via FROM frontier ORDER BY id",
                  ("url", "depth", "kind", "state", "attempts", "status", "error", "via")),
@@ -87,7 +93,7 @@ def _guard(fn: Callable[Concatenate[SqliteStore, P], R]) -> Callable[Concatenate
             if not _store_fault(e):
                 raise
             raise StoreError(f"{self.location}: {e}") from e
-    return wrapper
+    return cast("Callable[Concatenate[SqliteStore, P], R]", wrapper)
 
 
 class SqliteStore:
@@ -221,7 +227,7 @@ class SqliteStore:
         if self._lock is not None:
             self._lock.release()
 
-    def __enter__(self) -> SqliteStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
