@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -155,7 +155,7 @@ def search(store: SearchStore | str | os.PathLike[str], query: str, k: int = 10,
     if fts_thread is not None:
         if isinstance(box[0], BaseException):
             raise box[0]
-        kw = box[0]  # type: ignore[assignment]
+        kw = cast("list[tuple[int, float]]", box[0])
     elif mode == "keyword":
         kw = store.keyword_ranked(query, n)
     ranked: list[tuple[int, float, int | None, int | None]]

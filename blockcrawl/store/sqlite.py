@@ -176,6 +176,8 @@ class SqliteStore:
                 raise StoreError(f"{self.location} is not a readable SQLite store: {e}") from None
             try:
                 check(db, self.location)
+                if not has_table(db, "chunks"):  # an empty file (`touch site.db`) has nothing to read
+                    raise StoreError(f"{self.location} is not a blockcrawl store (no chunks table)")
             except BaseException:
                 db.close()
                 raise
