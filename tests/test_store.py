@@ -153,7 +153,7 @@ def test_version_0_store_is_migrated_in_place(tmp_path):
     with Store(path) as st:  # opening again migrates nothing
         assert st.schema_version == SCHEMA_VERSION
         assert [(it.url, it.trail) for it in st.frontier().restore()] == [("http://a.test/deep", 3)]
-        assert st.frontier().counts() == {"done": 2, "queued": 1}
+        assert sorted(r["state"] for r in st.records("frontier")) == ["done", "done", "queued"]
         assert st.block_hashes() == [] and st.count_chunks() == 1
 
 

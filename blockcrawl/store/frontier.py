@@ -14,7 +14,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 
-from ..crawl.frontier import IN_FLIGHT, QUEUED, STATE_NAMES, Item
+from ..crawl.frontier import IN_FLIGHT, QUEUED, Item
 
 
 class SqliteFrontier:
@@ -68,6 +68,3 @@ class SqliteFrontier:
         self.db.execute("INSERT INTO crawl_log(t, url, event, status, error, detail, bytes, elapsed) "
                         "VALUES (?,?,?,?,?,?,?,?)", (time.time(), url, event, status, error, detail[:500],
                                                     nbytes, round(elapsed, 4)))
-
-    def counts(self) -> dict[str, int]:
-        return {STATE_NAMES[s]: n for s, n in self.db.execute("SELECT state, count(*) FROM frontier GROUP BY state")}
