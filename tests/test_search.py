@@ -54,6 +54,13 @@ def store(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def reader(store):
+    """The store as search and serve open it: read-only, shared by every search."""
+    with Store(store, readonly=True) as st:
+        yield st
+
+
 def top(hits: list[Hit]) -> list[str]:
     return hits[0].heading_path
 
@@ -68,41 +75,41 @@ def test_embedder_contract():
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vector"])
-def test_meaning_finds_the_right_section(store, mode):
-    hits = search(store, "mountains and lowlands of the German landscape", 3, mode)
+def test_meaning_finds_the_right_section(reader, mode):
+    hits = search(reader, "mountains and lowlands of the German landscape", 3, mode)
     assert top(hits) == ["Europe Countries", "Germany"]
     assert hits[0].url == "http://site.test/europe"
     assert hits[0].text.startswith("Germany:")
     # paraphrases without the section's words
-    assert top(search(store, "how do I bake a loaf at home", 3, mode)) == ["Recipes", "Bread"]
-    assert top(search(store, "a database stored in a single file", 3, mode)) == ["Languages", "SQLite"]
+    assert top(search(reader, "how do I bake a loaf at home", 3, mode)) == ["Recipes", "Bread"]
+    assert top(search(reader, "a database stored in a single file", 3, mode)) == ["Languages", "SQLite"]
     query = "nation with the most inhabitants on earth" if mode == "vector" else "largest population in Asia"
-    assert top(search(store, query, 3, mode)) == ["Asia Countries", "China"]
+    assert top(search(reader, query, 3, mode)) == ["Asia Countries", "China"]
 
 
-def test_keyword_mode_and_diacritics(store):
-    hits = search(store, "Deutschland", 5, "keyword")
+def test_keyword_mode_and_diacritics(reader):
+    hits = search(reader, "Deutschland", 5, "keyword")
     assert [h.heading_path for h in hits] == [["Europe Countries", "Germany"]]
     assert hits[0].keyword_rank == 1 and hits[0].vector_rank is None
     # remove_diacritics: "creme brulee" finds "Crème brûlée"; FTS syntax in a query is just text
-    assert top(search(store, 'creme brulee "AND* (', 3, "keyword")) == ["Recipes", "Crème brûlée"]
-    assert search(store, "zzzyqx", 5, "keyword") == []
+    assert top(search(reader, 'creme brulee "AND* (', 3, "keyword")) == ["Recipes", "Crème brûlée"]
+    assert search(reader, "zzzyqx", 5, "keyword") == []
 
 
-def test_hybrid_fuses_ranks(store):
-    hits = search(store, "New Delhi capital", 5, "hybrid")
+def test_hybrid_fuses_ranks(reader):
+    hits = search(reader, "New Delhi capital", 5, "hybrid")
     assert top(hits) == ["Asia Countries", "India"]
     h = hits[0]
     assert h.vector_rank == 1 and h.keyword_rank == 1
     assert h.score == pytest.approx(2 / 61, abs=1e-6)  # RRF, k=60, first in both lists
     assert [x.score for x in hits] == sorted((x.score for x in hits), reverse=True)
-    assert len(search(store, "country", 2, "hybrid")) == 2
+    assert len(search(reader, "country", 2, "hybrid")) == 2
 
 
-def test_heading_only_blocks_get_no_vector(store):
-    for h in search(store, "Europe Countries", 10, "vector"):
+def test_heading_only_blocks_get_no_vector(reader):
+    for h in search(reader, "Europe Countries", 10, "vector"):
         assert h.text != "Europe Countries:"
-    assert any(h.text == "Europe Countries:" for h in search(store, "Europe Countries", 10, "keyword"))
+    assert any(h.text == "Europe Countries:" for h in search(reader, "Europe Countries", 10, "keyword"))
 
 
 def plain_or(db, words: list[str], n: int) -> list[tuple[int, float]]:
@@ -123,7 +130,7 @@ def same_ranking(a: list[tuple[int, float]], b: list[tuple[int, float]]) -> bool
 def test_common_words_score_but_do_not_select(store):
     import sqlite3
 
-    from blockcrawl.retrieval.hybrid import _keyword_ranked
+    from blockcrawl.store.sqlite import keyword_ranked as _keyword_ranked
 
     db = sqlite3.connect(store)
     # "countries" is in 6 of the 15 chunks (common at a 30% share); "republic" in 4 (Germany, France, China)
@@ -147,8 +154,8 @@ def test_common_words_score_but_do_not_select(store):
 def test_common_word_pruning_keeps_the_top_n(tmp_path):
     import sqlite3
 
-    from blockcrawl.index.schema import ensure_schema
-    from blockcrawl.retrieval.hybrid import _keyword_ranked
+    from blockcrawl.store.schema import ensure_index_schema as ensure_schema
+    from blockcrawl.store.sqlite import keyword_ranked as _keyword_ranked
 
     db = sqlite3.connect(tmp_path / "many.db")
     db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT)")
@@ -216,8 +223,8 @@ def test_load_vectors_joins_shared_and_missing_keys():
 
     import numpy as np
 
-    from blockcrawl.index.schema import VECTOR_SCHEMA
-    from blockcrawl.index.vectors import load_vectors
+    from blockcrawl.store.schema import VECTOR_SCHEMA
+    from blockcrawl.store.sqlite import load_vectors
 
     db = sqlite3.connect(":memory:")
     db.executescript("CREATE TABLE chunks(id INTEGER PRIMARY KEY, text TEXT);" + VECTOR_SCHEMA)
@@ -284,11 +291,13 @@ def test_input_validation(store, query, k, mode, msg):
 
 def test_missing_and_unindexed_store(tmp_path):
     with pytest.raises(StoreMissing, match="no store"):
-        search(tmp_path / "nope.db", "x")
+        Store(tmp_path / "nope.db", readonly=True)
+    with pytest.raises(StoreMissing, match="no store"):
+        search(tmp_path / "nope.db", "x")  # a path is opened for the call
     assert not (tmp_path / "nope.db").exists()  # a typo leaves no empty store behind
     fill(tmp_path / "raw.db", {"http://a.test/": PAGE1})
-    with pytest.raises(NotIndexed, match="never indexed"):
-        search(tmp_path / "raw.db", "x")
+    with pytest.raises(NotIndexed, match="never indexed"), Store(tmp_path / "raw.db", readonly=True) as st:
+        search(st, "x")
     with pytest.raises(StoreMissing):
         build_index(tmp_path / "nope.db")
 
@@ -297,7 +306,8 @@ def test_incremental_reindex(tmp_path):
     path = tmp_path / "inc.db"
     fill(path, PAGES)
     counter = CountingEmbedder(default_embedder())
-    first = build_index(path, embedder=counter)
+    with Store(path, create=False) as st:  # as the CLI opens it: a writer, never creating
+        first = build_index(st, embedder=counter)
     n_embedded = len(counter.texts)
     assert first.embedded == n_embedded > 0
     with Store(path) as st:

@@ -144,13 +144,11 @@ def run(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes, max_redirects=args.max_redirects,
         content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
         resume=args.resume, progress=not args.no_progress, workers=workers)
-    try:
-        store = Store(args.store)
-    except Exception as e:  # noqa: BLE001 - sqlite3/OS errors have many types
-        return err(f"cannot open store {args.store}: {e}")
+    # the writer lock for the whole crawl (a second crawl or index is refused); --resume never
+    # creates a store: a mistyped path is an error, not a new empty crawl. StoreError: one line.
+    store = Store(args.store, create=not args.resume, who="blockcrawl crawl")
     with store:
-        if args.resume and not store.db.execute(
-                "SELECT name FROM sqlite_master WHERE name='frontier'").fetchone() and not args.urls:
+        if args.resume and not store.frontier().size() and not args.urls:
             return err(f"{args.store} holds no crawl to resume; give seed URLs")
         stats = crawl(store, cfg, spec)
     print(stats.summary(), file=sys.stderr)

@@ -34,12 +34,15 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
     from ..index import build_index
     from ..index.ann import available
+    from ..store import Store
 
     if args.ann and not available():
         print("blockcrawl index: --ann needs hnswlib (pip install 'blockcrawl[ann]')", file=sys.stderr)
         return 2
     try:
-        st = build_index(args.store, batch_size=args.batch_size, ann=args.ann, progress=not args.quiet)
+        # a writer: waits for no crawl (refused while one runs), never creates a store
+        with Store(args.store, create=False, who="blockcrawl index") as store:
+            st = build_index(store, batch_size=args.batch_size, ann=args.ann, progress=not args.quiet)
     except BlockcrawlError as e:
         print(f"blockcrawl index: {e}", file=sys.stderr)
         return 2

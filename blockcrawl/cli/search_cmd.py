@@ -33,9 +33,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
     from ..retrieval import format_hits, search
+    from ..store import Store
 
     try:
-        hits = search(args.store, args.query, args.k, args.mode)
+        with Store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
+            hits = search(store, args.query, args.k, args.mode)
     except BlockcrawlError as e:
         print(f"blockcrawl search: {e}", file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ..store import Store
 from .fetch import HTML_TYPES, Fetcher, FetchResult, decompress
-from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Frontier, Item
+from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
 from .politeness import DELAY_MARGIN, Host, Scheduler
 from .process import Analyzer, PipelineSpec
 from .robots import agent_token, rules_from_response
@@ -120,7 +120,7 @@ def make_item(url: str, depth: int, kind: str = "page", **kw) -> Item:
 class Crawler:
     def __init__(self, store: Store, config: CrawlConfig, spec: PipelineSpec | None = None) -> None:
         self.store, self.cfg = store, config
-        self.frontier = Frontier(store.db)
+        self.frontier = store.frontier()
         self.stats = CrawlStats()
         self.sched = Scheduler(config.per_host, config.delay)
         self.resolver = Resolver()

@@ -1,11 +1,10 @@
-"""The vector matrix of a store: loaded from SQLite once per index generation, kept in RAM,
-searched exactly (vectors are unit length: dot = cosine)."""
+"""The vector matrix of a store (loaded by the store once per index generation, see
+store.protocols.VectorIndex), kept in RAM, searched exactly (vectors are unit length: dot = cosine)."""
 from __future__ import annotations
-
-import sqlite3
 
 import numpy as np
 
+from ..store.sqlite import load_vectors  # noqa: F401 - re-exported for bench/search.py
 from .threads import torch_single_thread
 
 # Rows from which a scan first runs over a float16 copy (see HalfScan); below, float32 is ~1 ms.
@@ -14,35 +13,6 @@ HALF_MIN_ROWS = 20000
 # (2 * 2^-11), fp32 accumulation, result rounded to float16 (2^-11) give ~1.5e-3; 0.01 leaves room.
 HALF_EPS = 0.01
 MAX_RERANK = 20000  # candidates: beyond this many (a flat score distribution) one float32 scan is cheaper
-
-
-def load_vectors(db: sqlite3.Connection, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(chunk ids int64 ascending, float32 matrix of shape (n, dim)).
-
-    Two sequential scans joined in Python: a JOIN looks every chunk's vector up by its 20-byte key,
-    random B-tree reads that took ~3-5 s at 100k chunks against ~0.5 s for the scans. Chunks with
-    the same text share one stored vector."""
-    rows = db.execute("SELECT chunk_id, key FROM chunk_vectors ORDER BY chunk_id").fetchall()
-    where: dict[bytes, list[int]] = {}
-    for i, (_, key) in enumerate(rows):
-        where.setdefault(key, []).append(i)
-    matrix: np.ndarray | None = None
-    filled = np.zeros(len(rows), dtype=bool)
-    for key, blob in db.execute("SELECT key, vec FROM embeddings"):
-        at = where.get(key)
-        if at is None:
-            continue
-        vec = np.frombuffer(blob, dtype=np.float32)
-        if matrix is None:
-            matrix = np.empty((len(rows), len(vec)), dtype=np.float32)
-        matrix[at] = vec
-        filled[at] = True
-    if matrix is None:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, dim or 0), dtype=np.float32)
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if not filled.all():  # a mapping without its vector (cannot happen through build_index)
-        ids, matrix = ids[filled], matrix[filled]
-    return ids, matrix
 
 
 def exact_top(matrix: np.ndarray, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

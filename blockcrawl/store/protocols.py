@@ -1,0 +1,129 @@
+"""What each stage needs from a store, as typing.Protocols: the stages hold no SQL and name no backend.
+
+SqliteStore (store.sqlite) implements all of them; a PostgreSQL backend is one more class with these
+methods (see docs/notes/store.md). Each protocol is the smallest set one stage calls:
+
+- PageSink: the crawler stores pages and reloads a site's dedup state on --resume.
+- ChunkSource: `index` reads the chunks that lack a vector and writes vectors back.
+- VectorIndex, KeywordIndex (together SearchStore): `search` ranks chunks and reads the winners.
+- RecordSource: `export` streams what a crawl stored.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..records import Block, Chunk
+
+# what `export` can write, in --help order
+RECORD_KINDS = ("chunks", "pages", "blocks", "frontier")
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as search shows it: its text, where it sits, and its page's title."""
+
+    id: int
+    url: str
+    heading_path: tuple[str, ...]
+    text: str
+    title: str
+
+
+@runtime_checkable
+class PageSink(Protocol):
+    def save_page(self, url: str, blocks: list[Block], chunks: list[Chunk], *, final_url: str | None = None,
+                  status: int = 200, content_type: str | None = None, title: str = "",
+                  content_hash: str | None = None) -> int:
+        """Insert or replace a page with its blocks and chunks; returns the page id. No commit."""
+        ...
+
+    def commit(self) -> None:
+        """Make everything saved since the last commit durable (pages and frontier rows together)."""
+        ...
+
+    def block_hashes(self, url_prefix: str | None = None) -> list[tuple[str, str]]:
+        """(text, hash) of stored blocks in page order, only pages whose URL starts with url_prefix."""
+        ...
+
+
+@runtime_checkable
+class ChunkSource(Protocol):
+    def begin_index(self, model: str, dim: int) -> dict[str, str]:
+        """Create the index structures if missing and record the model; vectors of another model or
+        dimension are dropped (another space). Returns the index meta as it was before."""
+        ...
+
+    def chunks_to_embed(self) -> list[tuple[int, str]]:
+        """(chunk id, text) of chunks without a vector, heading-only blocks left out."""
+        ...
+
+    def vector_keys(self) -> set[bytes]:
+        """Keys of every stored vector (see index.schema.vector_key)."""
+        ...
+
+    def map_vectors(self, pairs: Iterable[tuple[int, bytes]]) -> None:
+        """Point chunks at stored vectors: (chunk id, key)."""
+        ...
+
+    def save_vectors(self, keys: Sequence[bytes], vectors: npt.NDArray[np.float32],
+                     chunk_ids: Sequence[Sequence[int]]) -> None:
+        """Store vectors[i] under keys[i] and point chunk_ids[i] at it."""
+        ...
+
+    def drop_unused_vectors(self) -> int:
+        """Delete vectors no chunk points at; returns how many."""
+        ...
+
+    def finish_index(self, generation: int, indexed_at: float) -> None:
+        """Record a completed index run and commit."""
+        ...
+
+    def count_chunks(self) -> int: ...
+
+    def commit(self) -> None: ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    location: str  # for messages: a path, a DSN without password...
+    cache_key: str  # one per stored index, for the in-process vector cache
+    ann_base: Path | None  # where ANN side files live (None: this backend keeps none)
+
+    def index_meta(self) -> dict[str, str]:
+        """model, dim, generation, indexed_at; {} when the store was never indexed."""
+        ...
+
+    def load_vectors(self, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """(chunk ids ascending, float32 matrix (n, dim)) of every chunk with a vector."""
+        ...
+
+
+@runtime_checkable
+class KeywordIndex(Protocol):
+    def keyword_ranked(self, query: str, n: int) -> list[tuple[int, float]]:
+        """The n best chunks for the query's words, best first, as (chunk id, score), higher better.
+        Safe to call from another thread than the store's owner (search runs it beside the model)."""
+        ...
+
+
+@runtime_checkable
+class SearchStore(VectorIndex, KeywordIndex, Protocol):
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
+        """The chunks still in the store among ids (a re-crawl may have dropped some)."""
+        ...
+
+
+@runtime_checkable
+class RecordSource(Protocol):
+    location: str
+
+    def records(self, what: str) -> Iterator[dict[str, object]]:
+        """Every stored record of a kind in RECORD_KINDS, as JSON-ready dicts, in storage order."""
+        ...

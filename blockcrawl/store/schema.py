@@ -1,0 +1,227 @@
+"""The store's schema, in one place, and its migrations by `PRAGMA user_version`.
+
+Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS):
+
+- 0: files written before versioning (user_version never set). Their tables were created piecemeal by
+  the modules that used them; stores from before the date-trap guard lack frontier.trail.
+- 1: every core table created at once (pages, blocks, chunks, frontier, crawl_log, crawl_meta),
+  application_id set so that another program's SQLite file is told apart from a store.
+
+The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
+first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
+store is never searched, and filling chunks_fts in one 'rebuild' at the end is faster than row by row.
+Its shape is part of the version all the same: a migration changes it when it is there.
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from ..errors import StoreError
+
+# "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
+APPLICATION_ID = 0x626C4372
+SCHEMA_VERSION = 1
+
+CORE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pages (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL UNIQUE,          -- canonical URL
+    final_url TEXT,                    -- after redirects
+    status INTEGER,
+    content_type TEXT,
+    title TEXT,
+    content_hash TEXT,                 -- hash of the extracted text: unchanged pages are not re-indexed
+    fetched_at REAL
+);
+CREATE TABLE IF NOT EXISTS blocks (
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    heading_path TEXT NOT NULL,        -- JSON list
+    tag_path TEXT NOT NULL,
+    text TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS blocks_page ON blocks(page_id);
+CREATE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+    block_position INTEGER NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    url TEXT NOT NULL,
+    heading_path TEXT NOT NULL,        -- JSON list
+    text TEXT NOT NULL,
+    block_hash TEXT NOT NULL,
+    n_tokens INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_page ON chunks(page_id);
+
+-- The persistent frontier: every URL the crawl ever accepted, keyed by its canonical form, so the
+-- table is also the seen-set (see store.frontier).
+CREATE TABLE IF NOT EXISTS frontier (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL UNIQUE,          -- canonical URL (identity: /x and /x/ are one)
+    fetch_url TEXT,                    -- the form requested, if different ("/x" as linked)
+    host TEXT NOT NULL,                -- scheme://host[:port]
+    depth INTEGER NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'page', -- page | sitemap
+    state INTEGER NOT NULL DEFAULT 0,  -- 0 queued 1 in_flight 2 done 3 failed 4 skipped
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before REAL NOT NULL DEFAULT 0,
+    hops INTEGER NOT NULL DEFAULT 0,   -- redirects that led here
+    trail INTEGER NOT NULL DEFAULT 0,  -- hops from dated page to dated page (crawl.traps)
+    via TEXT,                          -- the URL that redirected here
+    status INTEGER,
+    error TEXT,
+    updated REAL
+);
+CREATE INDEX IF NOT EXISTS frontier_state ON frontier(state);
+CREATE TABLE IF NOT EXISTS crawl_log (
+    id INTEGER PRIMARY KEY,
+    t REAL NOT NULL,
+    url TEXT NOT NULL,
+    event TEXT NOT NULL,               -- fetched, redirect, retry, failed, skipped
+    status INTEGER,
+    error TEXT,
+    detail TEXT,
+    bytes INTEGER,
+    elapsed REAL
+);
+CREATE TABLE IF NOT EXISTS crawl_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+# - index_meta(key, value): model name, dimension, generation (bumped by every index run).
+# - embeddings(key, vec): float32 vectors keyed by sha1(model name + text). save_page deletes and
+#   re-inserts a page's chunks (new ids), so keying by content lets an unchanged chunk of a
+#   re-crawled page find its vector again instead of being embedded anew.
+# - chunk_vectors(chunk_id, key): which vector each chunk has. A trigger drops the row when the chunk
+#   is deleted or its text changes, so a reused chunk id never points at another text's vector.
+VECTOR_SCHEMA = """
+CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunk_vectors (chunk_id INTEGER PRIMARY KEY, key BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS chunk_vectors_key ON chunk_vectors(key);
+CREATE TRIGGER IF NOT EXISTS chunk_vectors_on_delete AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_vectors WHERE chunk_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_vectors_on_update AFTER UPDATE OF text ON chunks BEGIN
+    DELETE FROM chunk_vectors WHERE chunk_id = old.id;
+END;
+"""
+
+# chunks_fts: FTS5 over chunks (external content: the text is not stored twice), kept in sync with
+# chunks by triggers once created, so the crawler needs to know nothing about it.
+# remove_diacritics 2: "Zurich" finds "Zürich"; the heading path (JSON text) is searchable too.
+FTS_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text, heading_path, content='chunks', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER IF NOT EXISTS chunks_fts_on_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_fts_on_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path)
+    VALUES ('delete', old.id, old.text, old.heading_path);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_fts_on_update AFTER UPDATE OF text, heading_path ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path)
+    VALUES ('delete', old.id, old.text, old.heading_path);
+    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+END;
+"""
+
+# Tables by which a version-0 file is recognised as a store (any one of them).
+_V0_TABLES = frozenset({"pages", "chunks", "frontier"})
+
+
+def statements(script: str) -> list[str]:
+    """A script's statements one by one: executescript() would COMMIT the migration's transaction."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return out
+
+
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE name=?", (name,)).fetchone() is not None
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in db.execute(f"PRAGMA table_info({table})")}
+
+
+def _to_1(db: sqlite3.Connection) -> None:
+    """0 -> 1: create what is missing, add frontier.trail to stores from before the date-trap guard."""
+    if has_table(db, "frontier") and "trail" not in _columns(db, "frontier"):
+        db.execute("ALTER TABLE frontier ADD COLUMN trail INTEGER NOT NULL DEFAULT 0")
+    for sql in statements(CORE_SCHEMA):
+        db.execute(sql)
+    db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+
+
+# MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
+# edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
+# bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1]
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+def check(db: sqlite3.Connection, where: str) -> int:
+    """The file's schema version; StoreError (one line) for a file that is not a store this code reads."""
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        app = int(db.execute("PRAGMA application_id").fetchone()[0])
+        tables = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as e:  # "file is not a database", "database disk image is malformed"
+        raise StoreError(f"{where} is not a readable SQLite store: {e}") from None
+    if app not in (0, APPLICATION_ID) or (app == 0 and tables and not tables & _V0_TABLES):
+        raise StoreError(f"{where} is not a blockcrawl store (an SQLite file of another program)")
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{where} has store schema version {version}; this blockcrawl reads up to "
+                         f"{SCHEMA_VERSION}: upgrade blockcrawl")
+    return version
+
+
+def migrate(db: sqlite3.Connection, where: str) -> int:
+    """Bring a writable store (new or old) to SCHEMA_VERSION in place; returns the version found.
+
+    Each step runs in one transaction with the version bump, so an interrupted migration leaves the
+    file at the old version, to be migrated again by the next writer."""
+    version = check(db, where)
+    for step in range(version, SCHEMA_VERSION):
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            MIGRATIONS[step](db)
+            db.execute(f"PRAGMA user_version={step + 1}")
+            db.execute("COMMIT")
+        except sqlite3.Error as e:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise StoreError(f"cannot migrate {where} from schema version {step} to {step + 1}: {e}") from None
+    return version
+
+
+def ensure_index_schema(db: sqlite3.Connection) -> None:
+    """Create the index tables; the first time, fill the FTS table from the existing chunks."""
+    db.executescript(VECTOR_SCHEMA)
+    fresh = not has_table(db, "chunks_fts")
+    db.executescript(FTS_SCHEMA)
+    if fresh:
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
+
+def get_index_meta(db: sqlite3.Connection) -> dict[str, str]:
+    if not has_table(db, "index_meta"):
+        return {}
+    return {str(k): str(v) for k, v in db.execute("SELECT key, value FROM index_meta")}
+
+
+def set_index_meta(db: sqlite3.Connection, **values: object) -> None:
+    db.executemany("INSERT INTO index_meta(key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                   [(k, str(v)) for k, v in values.items()])

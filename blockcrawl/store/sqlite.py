@@ -1,0 +1,499 @@
+"""The embedded store: one SQLite file holding pages, blocks, chunks, the frontier and the index.
+
+Two ways to open it:
+- writer (`SqliteStore(path)`; crawl, index): holds the store's writer lock (store.lock) for its
+  lifetime, migrates an older file in place, WAL mode so that readers never wait for it;
+- reader (`SqliteStore(path, readonly=True)`; search, export, serve): never writes, never creates,
+  opens `file:...?mode=ro`, and `immutable=1` when the folder does not let SQLite create the WAL
+  index (-shm) next to a read-only file. Readers take no lock: they work during a crawl.
+
+Every SQLite fault a user can meet (not a database, truncated, read-only, locked) surfaces as one
+StoreError line naming the file, never as a traceback.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, Self, TypeVar, cast
+from urllib.parse import quote
+
+from ..errors import StoreError, StoreMissing
+from .lock import WriterLock
+from .protocols import RECORD_KINDS, StoredChunk
+from .schema import (
+    SCHEMA_VERSION,
+    check,
+    ensure_index_schema,
+    get_index_meta,
+    has_table,
+    migrate,
+    set_index_meta,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..records import Block, Chunk
+    from .frontier import SqliteFrontier
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+BUSY_MS = 30000  # a reader meets the writer's checkpoint, a writer a reader's long scan: wait, do not fail
+POOL_MAX = 8  # idle reader connections kept for other threads (serve's request threads)
+
+# keyword search (see keyword_ranked)
+_TERM = re.compile(r"\w+", re.UNICODE)
+# Dropped from keyword queries (terms are OR-ed, so these would match nearly every chunk).
+_STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "with", "about", "does", "do", "did"])
+COMMON_SHARE = 0.05  # of the chunks: a word in more of them is common (see keyword_ranked)
+COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word is never common
+_BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+
+_EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "pages": (("SELECT p.id, p.url, p.final_url, p.status, p.content_type, p.title, p.content_hash, p.fetched_at, "
+              "(SELECT count(*) FROM blocks b WHERE b.page_id = p.id), "
+              "(SELECT count(*) FROM chunks c WHERE c.page_id = p.id) FROM pages p ORDER BY p.id"),
+              ("id", "url", "final_url", "status", "content_type", "title", "content_hash", "fetched_at",
+               "n_blocks", "n_chunks")),
+    "blocks": (("SELECT b.id, p.url, b.position, b.kind, b.heading_path, b.tag_path, b.text, b.hash "
+               "FROM blocks b JOIN pages p ON p.id = b.page_id ORDER BY b.page_id, b.position"),
+               ("id", "url", "position", "kind", "heading_path", "tag_path", "text", "hash")),
+    "chunks": (("SELECT id, url, block_position, chunk_index, heading_path, text, block_hash, n_tokens "
+               "FROM chunks ORDER BY id"),
+               ("id", "url", "block_position", "chunk_index", "heading_path", "text", "block_hash", "n_tokens")),
+    "frontier": ("SELECT url, depth, kind, state, attempts, status, error, via FROM frontier ORDER BY id",
+                 ("url", "depth", "kind", "state", "attempts", "status", "error", "via")),
+}
+assert set(_EXPORTS) == set(RECORD_KINDS)
+
+
+def _store_fault(e: sqlite3.Error) -> bool:
+    """A fault of the file or its surroundings (corrupt, read-only, locked, disk full), not of our SQL."""
+    return isinstance(e, (sqlite3.OperationalError, sqlite3.DataError, sqlite3.InternalError)) or \
+        type(e) is sqlite3.DatabaseError
+
+
+def _guard(fn: Callable[Concatenate[SqliteStore, P], R]) -> Callable[Concatenate[SqliteStore, P], R]:
+    """SQLite faults of the file as one StoreError line naming the store."""
+    @functools.wraps(fn)
+    def wrapper(self: SqliteStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            if not _store_fault(e):
+                raise
+            raise StoreError(f"{self.location}: {e}") from e
+    return cast("Callable[Concatenate[SqliteStore, P], R]", wrapper)
+
+
+class SqliteStore:
+    """A store in one SQLite file. Implements PageSink, ChunkSource, SearchStore, RecordSource."""
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True, readonly: bool = False,
+                 who: str = "a blockcrawl writer") -> None:
+        """create: make the file (and its folders) when missing; else StoreMissing. readonly: a
+        reader (never creates). who: how a second writer is told who holds the lock."""
+        self.path = Path(path)
+        self.location = str(self.path)
+        self.readonly = readonly
+        self.ann_base: Path | None = self.path
+        self._lock: WriterLock | None = None
+        self._pool: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
+        self._owner = threading.get_ident()
+        self._closed = False
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not a store")
+        if not self.path.exists():
+            if readonly or not create:
+                raise StoreMissing(f"no store at {self.path} (run 'blockcrawl crawl URL --store {self.path}' first)")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"cannot create {self.path}: {e.strerror or e}") from None
+        self.cache_key = str(self.path.resolve())
+        if readonly:
+            self._uri, self._db = self._open_reader()
+        else:
+            if self.path.exists() and not os.access(self.path, os.W_OK):
+                raise StoreError(f"cannot write {self.path}: read-only file (a read-only store can be searched "
+                                 "and exported, not crawled or indexed)")
+            self._lock = WriterLock(self.path, who)
+            try:
+                self._db = self._open_writer()
+            except BaseException:
+                self._lock.release()
+                raise
+            self._uri = self._uri_of("mode=ro")
+
+    # ------------------------------------------------------------------ opening and closing
+    def _uri_of(self, params: str) -> str:
+        return f"file:{quote(str(self.path.resolve()))}?{params}"
+
+    def _open_writer(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, check_same_thread=False)
+        try:
+            check(db, self.location)  # before any write: another program's file is left untouched
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            migrate(db, self.location)
+        except sqlite3.Error as e:
+            db.close()
+            raise StoreError(f"cannot open {self.location}: {e}") from None
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open_reader(self) -> tuple[str, sqlite3.Connection]:
+        """mode=ro first; immutable=1 when SQLite cannot open the WAL index beside a read-only file
+        (no -shm there and the folder read-only). immutable skips locking and the WAL: right for a
+        store nobody writes, which a read-only one is; a crawl killed mid-write left its last
+        commits in the -wal file, which an immutable reader does not see."""
+        last: sqlite3.Error | None = None
+        for params in ("mode=ro", "immutable=1"):
+            uri = self._uri_of(params)
+            db = sqlite3.connect(uri, uri=True, timeout=BUSY_MS / 1000, check_same_thread=False)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError as e:  # "unable to open database file": the -shm
+                db.close()
+                last = e
+                continue
+            except sqlite3.DatabaseError as e:  # "file is not a database"
+                db.close()
+                raise StoreError(f"{self.location} is not a readable SQLite store: {e}") from None
+            try:
+                check(db, self.location)
+                if not has_table(db, "chunks"):  # an empty file (`touch site.db`) has nothing to read
+                    raise StoreError(f"{self.location} is not a blockcrawl store (no chunks table)")
+            except BaseException:
+                db.close()
+                raise
+            return uri, db
+        raise StoreError(f"cannot read {self.location}: {last}")
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        return sqlite3.connect(self._uri, uri=True, timeout=BUSY_MS / 1000, check_same_thread=False)
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The owner thread's connection, or a pooled read-only one for any other thread (serve's
+        request threads, hybrid search's keyword thread): one connection is never used by two
+        threads at once. A writer's own thread reads its uncommitted rows; other threads read the
+        last commit."""
+        if threading.get_ident() == self._owner:
+            yield self._db
+            return
+        with self._pool_lock:
+            db = self._pool.pop() if self._pool else None
+        if db is None:
+            db = self._connect_reader()
+        try:
+            yield db
+        finally:
+            with self._pool_lock:
+                keep = not self._closed and len(self._pool) < POOL_MAX
+                if keep:
+                    self._pool.append(db)
+            if not keep:
+                db.close()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The owner's connection (tests and benchmarks read it; stages use the methods)."""
+        return self._db
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            pool, self._pool = self._pool, []
+        for db in pool:
+            db.close()
+        self._db.close()
+        if self._lock is not None:
+            self._lock.release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if not self.readonly:
+                self.commit()
+        finally:
+            self.close()
+
+    def _writable(self) -> sqlite3.Connection:
+        if self.readonly:
+            raise StoreError(f"{self.location} was opened read-only")
+        return self._db
+
+    # ------------------------------------------------------------------ PageSink (crawl)
+    @_guard
+    def save_page(self, url: str, blocks: list[Block], chunks: list[Chunk], *, final_url: str | None = None,
+                  status: int = 200, content_type: str | None = None, title: str = "",
+                  content_hash: str | None = None) -> int:
+        """Insert or replace a page with its blocks and chunks; returns the page id. No commit."""
+        db = self._writable()
+        cur = db.execute(
+            "INSERT INTO pages(url, final_url, status, content_type, title, content_hash, fetched_at) "
+            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(url) DO UPDATE SET final_url=excluded.final_url, "
+            "status=excluded.status, content_type=excluded.content_type, title=excluded.title, "
+            "content_hash=excluded.content_hash, fetched_at=excluded.fetched_at RETURNING id",
+            (url, final_url or url, status, content_type, title, content_hash, time.time()))
+        page_id = int(cur.fetchone()[0])
+        db.execute("DELETE FROM blocks WHERE page_id=?", (page_id,))
+        db.execute("DELETE FROM chunks WHERE page_id=?", (page_id,))
+        paths: dict[tuple[str, ...], str] = {}  # a block's chunks share its heading path: encode it once
+
+        def path_json(hp: tuple[str, ...]) -> str:
+            js = paths.get(hp)
+            if js is None:
+                js = paths[hp] = json.dumps(list(hp), ensure_ascii=False)
+            return js
+        db.executemany(
+            "INSERT INTO blocks(page_id, position, kind, heading_path, tag_path, text, hash) VALUES (?,?,?,?,?,?,?)",
+            [(page_id, b.position, b.kind, path_json(tuple(b.heading_path)), b.tag_path, b.text, b.hash)
+             for b in blocks])
+        db.executemany(
+            "INSERT INTO chunks(page_id, block_position, chunk_index, url, heading_path, text, block_hash, n_tokens) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            [(page_id, c.block_position, c.chunk_index, c.url or url,
+              path_json(tuple(c.heading_path)), c.text, c.block_hash, c.n_tokens)
+             for c in chunks])
+        return page_id
+
+    @_guard
+    def commit(self) -> None:
+        self._db.commit()
+
+    @_guard
+    def block_hashes(self, url_prefix: str | None = None) -> list[tuple[str, str]]:
+        """(text, hash) of stored blocks in page order: reloads a site's dedup state on resume.
+        With url_prefix, only blocks of pages whose URL starts with it (one site)."""
+        if url_prefix is None:
+            return list(self._db.execute("SELECT text, hash FROM blocks ORDER BY page_id, position"))
+        return list(self._db.execute(
+            "SELECT b.text, b.hash FROM blocks b JOIN pages p ON p.id = b.page_id "
+            "WHERE substr(p.url, 1, ?) = ? ORDER BY b.page_id, b.position", (len(url_prefix), url_prefix)))
+
+    def frontier(self) -> SqliteFrontier:
+        """The crawl's frontier and log, on this store's writer connection (committed with the pages)."""
+        from .frontier import SqliteFrontier
+
+        return SqliteFrontier(self._writable())
+
+    # ------------------------------------------------------------------ ChunkSource (index)
+    @_guard
+    def begin_index(self, model: str, dim: int) -> dict[str, str]:
+        db = self._writable()
+        ensure_index_schema(db)
+        meta = get_index_meta(db)
+        if meta.get("model") not in (None, model) or meta.get("dim") not in (None, str(dim)):
+            # another model: its vectors live in another space, start over
+            db.execute("DELETE FROM chunk_vectors")
+            db.execute("DELETE FROM embeddings")
+        set_index_meta(db, model=model, dim=dim)
+        db.commit()
+        return meta
+
+    @_guard
+    def chunks_to_embed(self) -> list[tuple[int, str]]:
+        # Chunks of heading-only blocks ("Europe Countries:") get no vector: alone they are close to
+        # every query about their topic yet hold nothing to read; keyword search still finds them.
+        return [(int(c), str(t)) for c, t in self._db.execute(
+            "SELECT c.id, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
+            "LEFT JOIN blocks b ON b.page_id = c.page_id AND b.position = c.block_position "
+            "WHERE v.chunk_id IS NULL AND coalesce(b.kind, 'text') != 'heading'")]
+
+    @_guard
+    def vector_keys(self) -> set[bytes]:
+        return {bytes(k) for (k,) in self._db.execute("SELECT key FROM embeddings")}
+
+    @_guard
+    def map_vectors(self, pairs: Iterable[tuple[int, bytes]]) -> None:
+        self._writable().executemany("INSERT OR REPLACE INTO chunk_vectors(chunk_id, key) VALUES (?,?)", pairs)
+
+    @_guard
+    def save_vectors(self, keys: Sequence[bytes], vectors: npt.NDArray[np.float32],
+                     chunk_ids: Sequence[Sequence[int]]) -> None:
+        import numpy as np
+
+        db = self._writable()
+        vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+        db.executemany("INSERT OR REPLACE INTO embeddings(key, vec) VALUES (?,?)",
+                       [(k, vecs[i].tobytes()) for i, k in enumerate(keys)])
+        db.executemany("INSERT OR REPLACE INTO chunk_vectors(chunk_id, key) VALUES (?,?)",
+                       [(cid, k) for k, ids in zip(keys, chunk_ids) for cid in ids])
+
+    @_guard
+    def drop_unused_vectors(self) -> int:
+        return int(self._writable().execute(
+            "DELETE FROM embeddings WHERE key NOT IN (SELECT key FROM chunk_vectors)").rowcount)
+
+    @_guard
+    def finish_index(self, generation: int, indexed_at: float) -> None:
+        set_index_meta(self._writable(), generation=generation, indexed_at=indexed_at)
+        self._db.commit()
+
+    @_guard
+    def count_chunks(self) -> int:
+        with self._reading() as db:
+            return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    # ------------------------------------------------------------------ SearchStore (search, serve)
+    @_guard
+    def index_meta(self) -> dict[str, str]:
+        with self._reading() as db:
+            if not has_table(db, "chunks_fts"):
+                return {}
+            return get_index_meta(db)
+
+    @_guard
+    def load_vectors(self, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        with self._reading() as db:
+            return load_vectors(db, dim)
+
+    @_guard
+    def keyword_ranked(self, query: str, n: int) -> list[tuple[int, float]]:
+        with self._reading() as db:
+            return keyword_ranked(db, query, n)
+
+    @_guard
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
+        out: dict[int, StoredChunk] = {}
+        with self._reading() as db:
+            for i in range(0, len(ids), 500):
+                part = list(ids[i:i + 500])
+                q = ("SELECT c.id, c.url, c.heading_path, c.text, p.title FROM chunks c "
+                     f"LEFT JOIN pages p ON p.id = c.page_id WHERE c.id IN ({','.join('?' * len(part))})")
+                for cid, url, hp, text, title in db.execute(q, part):
+                    out[cid] = StoredChunk(cid, url, tuple(json.loads(hp)), text, title or "")
+        return out
+
+    # ------------------------------------------------------------------ RecordSource (export)
+    def records(self, what: str) -> Iterator[dict[str, object]]:
+        """Streamed: a million chunks never sit in memory at once."""
+        from ..crawl.frontier import STATE_NAMES
+
+        if what not in _EXPORTS:
+            raise StoreError(f"cannot export {what!r}: one of {', '.join(RECORD_KINDS)}")
+        sql, cols = _EXPORTS[what]
+        try:
+            with self._reading() as db:
+                for row in db.execute(sql):
+                    rec: dict[str, object] = dict(zip(cols, row))
+                    if "heading_path" in rec:
+                        rec["heading_path"] = json.loads(str(rec["heading_path"]))
+                    if what == "frontier":
+                        rec["state"] = STATE_NAMES.get(int(str(rec["state"])), rec["state"])
+                    yield rec
+        except sqlite3.Error as e:
+            if not _store_fault(e):
+                raise
+            raise StoreError(f"{self.location}: {e}") from e
+
+
+# ---------------------------------------------------------------------- SQL the methods share
+
+
+def load_vectors(db: sqlite3.Connection, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """(chunk ids int64 ascending, float32 matrix of shape (n, dim)).
+
+    Two sequential scans joined in Python: a JOIN looks every chunk's vector up by its 20-byte key,
+    random B-tree reads that took ~3-5 s at 100k chunks against ~0.5 s for the scans. Chunks with
+    the same text share one stored vector."""
+    import numpy as np
+
+    if not has_table(db, "chunk_vectors"):
+        return np.zeros(0, dtype=np.int64), np.zeros((0, dim or 0), dtype=np.float32)
+    rows = db.execute("SELECT chunk_id, key FROM chunk_vectors ORDER BY chunk_id").fetchall()
+    where: dict[bytes, list[int]] = {}
+    for i, (_, key) in enumerate(rows):
+        where.setdefault(key, []).append(i)
+    matrix: npt.NDArray[np.float32] | None = None
+    filled = np.zeros(len(rows), dtype=bool)
+    for key, blob in db.execute("SELECT key, vec FROM embeddings"):
+        at = where.get(key)
+        if at is None:
+            continue
+        vec = np.frombuffer(blob, dtype=np.float32)
+        if matrix is None:
+            matrix = np.empty((len(rows), len(vec)), dtype=np.float32)
+        matrix[at] = vec
+        filled[at] = True
+    if matrix is None:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, dim or 0), dtype=np.float32)
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not filled.all():  # a mapping without its vector (cannot happen through build_index)
+        ids, matrix = ids[filled], matrix[filled]
+    return ids, matrix
+
+
+def keyword_terms(query: str) -> list[str]:
+    """The query's distinct words as quoted FTS5 phrases (no FTS syntax from users), stop words
+    dropped unless nothing else is left."""
+    terms = [t.lower() for t in _TERM.findall(query)]
+    kept = [t for t in terms if t not in _STOP] or terms
+    return ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(kept)]
+
+
+def keyword_ranked(db: sqlite3.Connection, query: str, n: int, common_share: float = COMMON_SHARE,
+                   common_min_rows: int = COMMON_MIN_ROWS) -> list[tuple[int, float]]:
+    """The n best chunks for the OR of the query's words by bm25 (text counts twice the heading path),
+    best first, as (chunk id, score) with score = -bm25 (higher is better).
+
+    Common words (in more than common_share of the chunks and more than common_min_rows of them)
+    score but do not select when the query has rarer words, as in Lucene's CommonTermsQuery: bm25 is
+    a sum of independent per-word parts, so each chunk returned gets the very score of the plain OR
+    query; left out are chunks whose only match is a common word (idf <= log(19) = 2.9, against 7.6
+    for a word in 1 of 2000 chunks). The plain query ranks those below every chunk that scores more
+    than sum(idf * (k1 + 1)) of the common words, so its top n is unchanged whenever n such chunks
+    exist; else the list is shorter. Scoring them was the cost: bm25 of the 18k chunks of 100k that
+    hold a word like "news" took ~20 ms a query.
+    """
+    terms = keyword_terms(query)
+    if not terms:
+        return []
+    rare, common = terms, []
+    if len(terms) > 1:
+        total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        cutoff = max(common_min_rows, common_share * total)
+        # rows per term, as FTS5 tokenizes it (the same count bm25's idf uses); cheap for rare terms
+        df = {t: db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (t,)).fetchone()[0]
+              for t in terms}
+        rare = [t for t in terms if 0 < df[t] <= cutoff]
+        common = [t for t in terms if df[t] > cutoff]
+        if not rare:  # only common words: nothing to select by, rank them all
+            rare, common = common, []
+        if not rare:
+            return []
+    either = " OR ".join(rare)
+    if not common:
+        rows = db.execute(f"{_BM25} ORDER BY s, rowid LIMIT ?", (either, n)).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+    # every chunk holding a rare word, scored on the rare words; then the full score of those of
+    # them that also hold a common word (an AND, which FTS5 answers by seeking, not scanning)
+    scores = {int(r[0]): -float(r[1]) for r in db.execute(_BM25, (either,))}
+    scores.update((int(r[0]), -float(r[1]))
+                  for r in db.execute(_BM25, (f"({either}) AND ({' OR '.join(common)})",)))
+    return sorted(scores.items(), key=lambda r: (-r[1], r[0]))[:n]
+
+
+__all__ = ["SCHEMA_VERSION", "SqliteStore", "keyword_ranked", "keyword_terms", "load_vectors"]
