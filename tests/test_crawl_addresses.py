@@ -9,7 +9,13 @@ import aiohttp
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from blockcrawl.crawl.addresses import AddressPolicy, ForbiddenAddress, PolicyResolver, block_of, parse_ip
+from blockcrawl.crawl.addresses import (
+    AddressPolicy,
+    ForbiddenAddress,
+    PolicyResolver,
+    block_of,
+    parse_ip,
+)
 from blockcrawl.crawl.urls import canonicalize, resolve
 
 PAGE = "http://public.example/dir/p.html"

@@ -1,6 +1,6 @@
 """URL resolution, classification and canonicalisation (seed 002 section 3)."""
-from blockcrawl.crawl.urls import Resolver, canonicalize, url_key
 from blockcrawl.crawl.links import base_url, raw_links
+from blockcrawl.crawl.urls import Resolver, canonicalize, url_key
 from blockcrawl.parse import load
 
 BASE = "http://example.org/dir/page.html"

@@ -13,7 +13,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from blockcrawl.crawl.urls import TRACKING_PARAMS, TRACKING_PREFIXES, Resolver, canonicalize, parse
+from blockcrawl.crawl.urls import (
+    TRACKING_PARAMS,
+    TRACKING_PREFIXES,
+    Resolver,
+    canonicalize,
+    parse,
+)
 
 DATA = Path(__file__).parent / "data" / "urltestdata.json"
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")

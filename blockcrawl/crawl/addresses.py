@@ -116,7 +116,7 @@ class AddressPolicy:
     """Which addresses a crawl may connect to (module docstring). Built once per crawl from the
     seeds; the literal check is a dict hit after the first time a host is seen."""
 
-    __slots__ = ("allow_private", "allowed_blocks", "seed_hosts", "_memo")
+    __slots__ = ("_memo", "allow_private", "allowed_blocks", "seed_hosts")
 
     def __init__(self, allowed_blocks: Iterable[str] = (), seed_hosts: Iterable[str] = (),
                  allow_private: bool = False) -> None:

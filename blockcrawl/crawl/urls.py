@@ -46,29 +46,21 @@ _C0_SPACE = "".join(chr(i) for i in range(0x21))
 _ABSOLUTE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-_lib: object = None
 
 
-def _parser() -> can_ada:  # type: ignore[valid-type]
-    global _lib
-    if _lib is None:
-        import can_ada as lib
-
-        _lib = lib
-    return _lib  # type: ignore[return-value]
-
-
-def parse(url: str, base: can_ada.URL | None = None) -> can_ada.URL:  # type: ignore[name-defined]
+def parse(url: str, base: can_ada.URL | None = None) -> can_ada.URL:
     """The WHATWG parse of url (relative to base if given); ValueError when it is not a URL.
     A lone surrogate (only a str from Python can hold one) becomes U+FFFD, as a browser's
     UTF-16 -> UTF-8 conversion does."""
+    import can_ada  # lazy: a native module; after the first call this is a dict lookup
+
     try:
-        return _parser().parse(url) if base is None else base + url  # type: ignore[attr-defined,no-any-return]
+        return can_ada.parse(url) if base is None else base + url
     except (ValueError, UnicodeError, TypeError):  # TypeError: a str the binding cannot encode
         if not _SURROGATE.search(url):
             raise ValueError(f"not a URL: {url[:200]!r}") from None
     url = _SURROGATE.sub("\ufffd", url)
-    return _parser().parse(url) if base is None else base + url  # type: ignore[attr-defined,no-any-return]
+    return can_ada.parse(url) if base is None else base + url
 
 
 def _fix_pct(m: re.Match[str]) -> str:
@@ -92,7 +84,7 @@ def _norm_query(query: str) -> str:
     return "&".join(parts)
 
 
-def _canonical(u: can_ada.URL, merge_slash: bool) -> tuple[str | None, str | None]:  # type: ignore[name-defined]
+def _canonical(u: can_ada.URL, merge_slash: bool) -> tuple[str | None, str | None]:
     """(canonical URL, None) or (None, reason) for a parsed URL (see the module docstring)."""
     proto: str = u.protocol
     if proto not in _HTTP:
@@ -166,6 +158,10 @@ def classify(href: str) -> str | None:
     return None
 
 
+# (base as given, its parse or None, its origin for cache keys or "" for no caching)
+_Page = tuple["str | None", "can_ada.URL | None", str]
+
+
 class Resolver:
     """Resolves the hrefs of pages to canonical URLs (fetch form: see url_key).
 
@@ -178,14 +174,13 @@ class Resolver:
     def __init__(self, cache_size: int = 200_000) -> None:
         self._cache: dict[tuple[str, str], tuple[str | None, str | None]] = {}
         self._cache_size = cache_size
-        # (base as given, its parse or None, its origin for cache keys or "" for no caching)
-        self._page: tuple[str | None, object, str] = (None, None, "")
+        self._page: _Page = (None, None, "")
 
-    def _set_page(self, base: str) -> tuple[str | None, object, str]:
+    def _set_page(self, base: str) -> _Page:
         try:
             b = parse(clean_href(base))
         except ValueError:
-            page: tuple[str | None, object, str] = (base, None, "")
+            page: _Page = (base, None, "")
         else:
             page = (base, b, b.origin if b.protocol in _HTTP else "")
         self._page = page
@@ -213,7 +208,7 @@ class Resolver:
             if hit is not None:
                 return hit
         try:
-            u = parse(href, page[1])  # type: ignore[arg-type]
+            u = parse(href, page[1])
         except ValueError:
             res: tuple[str | None, str | None] = (None, "malformed")
         else:
@@ -238,7 +233,7 @@ def join(base: str, href: str) -> str | None:
     """The plain WHATWG resolution of href against base (no crawler rules), or None: for
     <base href>, which keeps its path, query and all."""
     try:
-        return parse(clean_href(href), parse(clean_href(base))).href  # type: ignore[no-any-return]
+        return parse(clean_href(href), parse(clean_href(base))).href
     except ValueError:
         return None
 
@@ -265,4 +260,4 @@ def site_key(host: str) -> str:
     if h.startswith("["):
         return h[:h.find("]") + 1]
     h = h.rsplit(":", 1)[0] if ":" in h else h
-    return h[4:] if h.startswith("www.") else h
+    return h.removeprefix("www.")
