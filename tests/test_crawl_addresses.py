@@ -14,11 +14,13 @@ from blockcrawl.crawl.addresses import (
     ForbiddenAddress,
     PolicyResolver,
     block_of,
+    forbidden_reason,
     parse_ip,
 )
 from blockcrawl.crawl.urls import canonicalize, resolve
 
 PAGE = "http://public.example/dir/p.html"
+HINT = "--allow-private fetches them"
 PUBLIC = AddressPolicy.from_seeds(["http://public.example/", "https://93.184.216.34/"])
 
 FORBIDDEN = ["http://0x7f.1/", "http://2130706433/", "http://127.1/", "http://0177.0.0.01/", "http://127.0.0.1:8080/x",
@@ -137,6 +139,7 @@ def test_aiohttp_refuses_a_name_rebound_to_loopback():
                     return await resp.text()
             except aiohttp.ClientConnectorDNSError as e:
                 assert isinstance(e.os_error, ForbiddenAddress)
+                assert forbidden_reason(e) == f"rebind.example resolves only to non-public addresses (127.0.0.1); {HINT}"
                 return "refused: " + str(e)
 
     async def main() -> tuple[str, str]:
@@ -152,3 +155,40 @@ def test_aiohttp_refuses_a_name_rebound_to_loopback():
     refused, allowed = asyncio.run(main())
     assert refused.startswith("refused: ") and "non-public" in refused, refused
     assert allowed == "ok" and len(hits) == 1
+
+
+def test_middleware_refuses_a_redirect_aiohttp_follows_to_a_forbidden_literal():
+    """robots.txt is fetched with aiohttp following redirects itself; a redirect to an IP literal
+    never meets the resolver. The target here, 0.0.0.0, would reach this machine's server, so a
+    failure of the check shows as a second hit (and no traffic leaves the machine)."""
+    from blockcrawl.crawl.addresses import policy_middleware
+
+    hits: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        hits.append((await reader.readline()).rstrip())
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        port = writer.get_extra_info("sockname")[1]
+        writer.write(f"HTTP/1.1 301 Moved\r\nLocation: http://0.0.0.0:{port}/secret\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n".encode())
+        await writer.drain()
+        writer.close()
+
+    async def main() -> str:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        policy = AddressPolicy.from_seeds([f"http://127.0.0.1:{port}/"])
+        async with aiohttp.ClientSession(middlewares=(policy_middleware(policy),)) as s:
+            try:
+                async with s.get(f"http://127.0.0.1:{port}/robots.txt") as resp:
+                    out = f"status {resp.status}"
+            except aiohttp.ClientError as e:  # aiohttp wraps it as ClientOSError
+                out = f"refused: {forbidden_reason(e)}"
+        server.close()
+        await server.wait_closed()
+        return out
+
+    out = asyncio.run(main())
+    assert out == "refused: unspecified address 0.0.0.0: not fetched; --allow-private fetches it", out
+    assert hits == [b"GET /robots.txt HTTP/1.1"]

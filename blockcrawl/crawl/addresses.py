@@ -34,6 +34,12 @@ from typing import TYPE_CHECKING
 from aiohttp.abc import AbstractResolver
 
 if TYPE_CHECKING:
+    from aiohttp import (
+        ClientHandlerType,
+        ClientMiddlewareType,
+        ClientRequest,
+        ClientResponse,
+    )
     from aiohttp.abc import ResolveResult
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -229,3 +235,33 @@ class PolicyResolver(AbstractResolver):
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+def policy_middleware(policy: AddressPolicy) -> ClientMiddlewareType:
+    """An aiohttp client middleware (aiohttp >= 3.12) that refuses any request, redirects that
+    aiohttp follows by itself included (robots.txt), whose literal host the policy forbids:
+    aiohttp never asks the resolver about an IP literal, so without it a robots.txt redirect to
+    http://169.254.169.254/ would be followed. Raises ForbiddenAddress before connecting."""
+
+    async def middleware(req: ClientRequest, handler: ClientHandlerType) -> ClientResponse:
+        why = policy.forbidden_host(host_of_url(str(req.url)))
+        if why is not None:
+            raise ForbiddenAddress(f"{why}: not fetched; --allow-private fetches it")
+        return await handler(req)
+
+    return middleware
+
+
+def forbidden_reason(exc: BaseException) -> str | None:
+    """The policy's message if a request failed because of it, else None. aiohttp wraps what
+    PolicyResolver raises in ClientConnectorDNSError and what policy_middleware raises in
+    ClientOSError; the fetcher calls this in its error handling to report "forbidden" instead
+    of a DNS or connection error."""
+    seen = 0
+    e: BaseException | None = exc
+    while e is not None and seen < 5:
+        if isinstance(e, ForbiddenAddress):
+            return str(e.strerror)
+        e = getattr(e, "os_error", None) or e.__cause__
+        seen += 1
+    return None
