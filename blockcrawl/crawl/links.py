@@ -2,23 +2,23 @@
 one. A loop over the Dom's flat arrays (no recursion: pages nest 100,000 deep)."""
 from __future__ import annotations
 
-from urllib.parse import urljoin
-
 from ..parse import Dom
+from .urls import join
 
 LINK_TAGS = frozenset({"a", "area"})
 
 
 def base_url(dom: Dom, page_url: str) -> str:
-    """The URL relative links resolve against: the first <base href>, else the page's URL."""
+    """The URL relative links resolve against: the first <base href> resolved by the URL
+    standard, else the page's URL (also when the base is no URL, or a data:/javascript: one,
+    as the HTML standard says)."""
     i = dom.find("base")
     if i >= 0:
         href = dom.get_attr(i, "href")
         if href and href.strip():
-            try:
-                return urljoin(page_url, href.strip())
-            except ValueError:
-                pass
+            url = join(page_url, href)
+            if url and not url.startswith(("data:", "javascript:")):
+                return url
     return page_url
 
 
