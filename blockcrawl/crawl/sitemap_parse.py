@@ -27,6 +27,9 @@ import zlib
 from dataclasses import dataclass
 
 MAX_URL_CHARS = 8192
+GZIP_PIECE = 4096
+# raw text of one <loc> (entities and padding whitespace included) beyond which it is skipped undecoded
+MAX_LOC_BYTES = 16 * MAX_URL_CHARS
 _GZIP_MAGIC = b"\x1f\x8b"
 _XML_WS = b" \t\r\n"
 _NAME = re.compile(rb"/?\s*([^\s/>]*)")
@@ -57,17 +60,23 @@ def _unescape_ref(m: re.Match[str]) -> str:
 
 
 def _gunzip(body: bytes, max_bytes: int) -> tuple[bytes, bool, str]:
-    """(data, over max_bytes, error): incremental, never more than max_bytes + 1 bytes out."""
+    """(data, over max_bytes, error): incremental, never more than max_bytes + 1 bytes out. The
+    input goes in GZIP_PIECE bytes at a time so that damage in the stream loses only what follows."""
     d = zlib.decompressobj(47)
-    parts, size, data = [], 0, body
+    parts: list[bytes] = []
+    size = 0
     try:
-        while data and not d.eof:
-            out = d.decompress(data, max_bytes - size + 1)
-            parts.append(out)
-            size += len(out)
-            if size > max_bytes:
-                return b"".join(parts)[:max_bytes], True, ""
-            data = d.unconsumed_tail
+        for i in range(0, len(body), GZIP_PIECE):
+            data = body[i:i + GZIP_PIECE]
+            while data and not d.eof:
+                out = d.decompress(data, max_bytes - size + 1)
+                parts.append(out)
+                size += len(out)
+                if size > max_bytes:
+                    return b"".join(parts)[:max_bytes], True, ""
+                data = d.unconsumed_tail
+            if d.eof:
+                break
     except zlib.error as e:
         return b"".join(parts), False, f"gzip: {e}"
     return b"".join(parts), False, "" if d.eof else "gzip: stream cut off"
@@ -141,39 +150,30 @@ def _parse_xml(data: bytes, pos: int, max_urls: int, cut: bool, error: str) -> S
         lt = find(b"<", pos)
         if lt < 0:
             break
-        if startswith(b"<!--", lt):
-            end = find(b"-->", lt + 4)
+        c = data[lt + 1:lt + 2]
+        if c == b"!" or c == b"?":
+            if startswith(b"<!--", lt):
+                end, skip = find(b"-->", lt + 4), 3
+            elif startswith(b"<![CDATA[", lt):  # outside a <loc>: skipped whole
+                end, skip = find(b"]]>", lt + 9), 3
+            elif c == b"?":
+                end, skip = find(b"?>", lt + 2), 2
+            else:  # DOCTYPE and the like: skipped with an internal subset, nothing expanded
+                end, skip = find(b">", lt + 2), 1
+                bracket = find(b"[", lt, end) if end >= 0 else -1
+                if bracket >= 0:
+                    dm = _DOCTYPE_END.search(data, bracket)
+                    end = dm.end() - 1 if dm is not None else -1
             if end < 0:
                 break
-            pos = end + 3
-            continue
-        if startswith(b"<![CDATA[", lt):  # outside a <loc>: skipped whole
-            end = find(b"]]>", lt + 9)
-            if end < 0:
-                break
-            pos = end + 3
-            continue
-        if startswith(b"<?", lt):
-            end = find(b"?>", lt + 2)
-            if end < 0:
-                break
-            pos = end + 2
+            pos = end + skip
             continue
         gt = find(b">", lt + 1)
         if gt < 0:
             break
-        if startswith(b"<!", lt):  # DOCTYPE: skipped with its internal subset, nothing expanded
-            bracket = find(b"[", lt, gt)
-            if bracket >= 0:
-                m = _DOCTYPE_END.search(data, bracket)
-                if m is None:
-                    break
-                gt = m.end() - 1
-            pos = gt + 1
-            continue
         m = _NAME.match(data, lt + 1, gt)
         qname = m.group(1) if m else b""
-        closing = data[lt + 1:lt + 2] == b"/"
+        closing = c == b"/"
         colon = qname.rfind(b":")
         prefix, local = qname[:colon + 1], qname[colon + 1:].lower()
         pos = gt + 1
@@ -194,21 +194,24 @@ def _parse_xml(data: bytes, pos: int, max_urls: int, cut: bool, error: str) -> S
             continue
         want = root_prefix if root_prefix is not None else container_prefix
         ok = prefix == b"" or prefix == want  # unprefixed: lenient (the default namespace)
-        # the text up to the next tag, CDATA sections included; cut off by the end: dropped
-        pieces: list[str] = []
-        p, complete = pos, False
+        # the text up to the next tag, CDATA sections included; cut off by the end: dropped.
+        # Pieces stay bytes until the end; text longer than MAX_LOC_BYTES is not even decoded.
+        pieces: list[tuple[bool, bytes]] = []  # (is CDATA, raw bytes)
+        p, complete, size = pos, False, 0
         while True:
             nxt = find(b"<", p)
             if nxt < 0:
                 break
-            if ok:
-                pieces.append(_ENTITY.sub(_unescape_ref, data[p:nxt].decode("utf-8", "replace")))
+            size += nxt - p
+            if size <= MAX_LOC_BYTES:
+                pieces.append((False, data[p:nxt]))
             if startswith(b"<![CDATA[", nxt):
                 end = find(b"]]>", nxt + 9)
                 if end < 0:
                     break
-                if ok:
-                    pieces.append(data[nxt + 9:end].decode("utf-8", "replace"))
+                size += end - nxt - 9
+                if size <= MAX_LOC_BYTES:
+                    pieces.append((True, data[nxt + 9:end]))
                 p = end + 3
                 continue
             p, complete = nxt, True
@@ -216,7 +219,12 @@ def _parse_xml(data: bytes, pos: int, max_urls: int, cut: bool, error: str) -> S
         pos = p if complete else n
         if not ok or not complete:
             continue
-        u = _url("".join(pieces))
+        if size > MAX_LOC_BYTES:
+            skipped += 1
+            continue
+        text = "".join(raw.decode("utf-8", "replace") if cdata else
+                       _ENTITY.sub(_unescape_ref, raw.decode("utf-8", "replace")) for cdata, raw in pieces)
+        u = _url(text)
         if u is None:
             skipped += 1
         elif u not in urls:
