@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import socket
 import threading
 import time
@@ -96,7 +97,7 @@ class WireServer:
 
     def gaps(self) -> list[float]:
         ts = sorted(a.t for a in self.arrivals)
-        return [b - a for a, b in zip(ts, ts[1:])]
+        return [b - a for a, b in itertools.pairwise(ts)]
 
     def close(self) -> None:
         self._stop = True
@@ -255,7 +256,7 @@ def test_max_bytes_argument_overrides_the_default(serve):
     s = serve(lambda a: response(BIG))
     small, big = fetch_all([s.origin + "/a", s.origin + "/b"], max_bytes=1000)
     assert small.error == big.error == "too_large"
-    r_small, r_big = (fetch_all([s.origin + "/c"], max_bytes=1000 if i else 10**6, **{}) for i in (1, 0))
+    r_small, r_big = (fetch_all([s.origin + "/c"], max_bytes=1000 if i else 10**6) for i in (1, 0))
     assert r_small[0].error == "too_large" and r_big[0].body == BIG
 
     async def main() -> tuple[FetchResult, FetchResult]:

@@ -40,11 +40,11 @@ def test_entities_whitespace_cdata_bom():
 
 
 def test_namespaces_and_prefixes():
-    body = ('<?xml version="1.0"?><sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" '
-            'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
-            "<sm:url><sm:loc>https://a.example/page</sm:loc>"
-            "<image:image><image:loc>https://a.example/pic.jpg</image:loc></image:image></sm:url>"
-            "</sm:urlset>").encode()
+    body = (b'<?xml version="1.0"?><sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" '
+            b'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
+            b"<sm:url><sm:loc>https://a.example/page</sm:loc>"
+            b"<image:image><image:loc>https://a.example/pic.jpg</image:loc></image:image></sm:url>"
+            b"</sm:urlset>")
     assert parse_sitemap(body).urls == ("https://a.example/page",)
     body = (f'<urlset {NS} xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
             "<url><loc>https://a.example/p</loc><image:image><image:loc>https://a.example/i.png</image:loc>"

@@ -37,9 +37,12 @@ import time
 import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 if sys.version_info >= (3, 11):
     from asyncio import timeout as _timeout
@@ -102,7 +105,7 @@ class Inflater:
     "deflate" is the zlib format by the RFC, raw deflate as some servers send: we try the first
     and fall back to the second while nothing has been produced yet."""
 
-    __slots__ = ("limit", "size", "over", "_parts", "_d", "_fallback", "_seen")
+    __slots__ = ("_d", "_fallback", "_parts", "_seen", "limit", "over", "size")
 
     def __init__(self, encoding: str, limit: int) -> None:
         enc = encoding.lower().strip()
@@ -236,7 +239,7 @@ class AiohttpFetcher:
         self.concurrency, self.per_host = concurrency, per_host
         self.session: aiohttp.ClientSession | None = None
 
-    async def __aenter__(self) -> AiohttpFetcher:
+    async def __aenter__(self) -> Self:
         conn = _GatedConnector(limit=self.concurrency, limit_per_host=self.per_host + 1,
                                ttl_dns_cache=300, enable_cleanup_closed=True)
         trace = aiohttp.TraceConfig()

@@ -53,7 +53,7 @@ def _unescape_ref(m: re.Match[str]) -> str:
     if ref[0] != "#":
         return _NAMED[ref]
     try:
-        cp = int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:])
+        cp = int(ref[2:], 16) if ref[1] in "xX" else int(ref[1:])  # noqa: FURB166
         return chr(cp) if 0 < cp < 0x110000 else m.group(0)
     except ValueError:
         return m.group(0)
@@ -87,7 +87,7 @@ def _url(raw: str) -> str | None:
     if len(u) > MAX_URL_CHARS:
         return None
     low = u[:8].lower()
-    if not (low.startswith("http://") or low.startswith("https://")):
+    if not low.startswith(("http://", "https://")):
         return None
     return u
 
