@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import html as _html
 import json
 import logging
 import random
@@ -26,11 +25,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..store import Store
-from .fetch import HTML_TYPES, Fetcher, FetchResult, decompress
+from .fetch import HTML_TYPES, AiohttpFetcher, FetchResult
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
 from .politeness import DELAY_MARGIN, Host, Scheduler
 from .process import Analyzer, PipelineSpec
 from .robots import agent_token, rules_from_response
+from .sitemap_parse import parse_sitemap
 from .traps import DEFAULT_DATE_HOPS, dated, pathological
 from .traps import trail as trail_of
 from .urls import Resolver, canonicalize, host_of, site_key, url_key
@@ -48,7 +48,6 @@ MAX_RETRY_WAIT = 600.0  # a server asking for a longer pause gets its URL record
 RETRY_ERRORS = frozenset({"timeout", "connect", "disconnect", "dns"})
 MAX_BACKLOG_FACTOR = 4  # fetched pages waiting for analysis: at most this many times --concurrency ...
 MAX_BACKLOG_BYTES = 256 * 1024 * 1024  # ... holding at most this many body bytes
-_LOC_RE = re.compile(rb"<loc>\s*(.*?)\s*</loc>", re.S | re.I)
 
 
 @dataclass
@@ -291,7 +290,7 @@ class Crawler:
         try:
             with Analyzer(self.spec, self.cfg.workers) as analyzer:
                 self.analyzer = analyzer
-                async with Fetcher(self.cfg.user_agent, self.cfg.timeout, self.cfg.max_bytes,
+                async with AiohttpFetcher(self.cfg.user_agent, self.cfg.timeout, self.cfg.max_bytes,
                                    self.cfg.concurrency, self.cfg.per_host) as fetcher:
                     self.fetcher = fetcher
                     await self._loop(deadline)
@@ -416,8 +415,8 @@ class Crawler:
         t_start = time.monotonic()
         try:
             for attempt in range(2):
-                await self.sched.turn(h)
-                res = await self.fetcher.get(url, accept=None, follow=True, on_sent=self.sched.sent(h))
+                res = await self.fetcher.get(url, accept=None, follow=True, gate=lambda: self.sched.turn(h),
+                                             on_sent=self.sched.sent(h))
                 self.stats.requests += 1
                 if res.status is not None and res.status < 500:
                     break
@@ -448,17 +447,13 @@ class Crawler:
             self._fetching -= 1
 
     def _sitemap_links(self, it: Item, body: bytes) -> None:
-        if body[:2] == b"\x1f\x8b":
-            try:
-                body = decompress(body, "gzip", self.cfg.max_bytes)
-            except Exception as e:  # noqa: BLE001 - a bad sitemap is logged, not fatal
-                self.frontier.log(it.url, "failed", error="sitemap", detail=str(e))
-                return
-        is_index = b"<sitemapindex" in body[:2000]
+        sm = parse_sitemap(body, max_bytes=self.cfg.max_bytes)
+        if sm.error:
+            self.frontier.log(it.url, "failed", error="sitemap", detail=sm.error)
+        is_index = sm.is_index
         items, seen = [], self._seen
-        for m in _LOC_RE.finditer(body):
-            raw = _html.unescape(m.group(1).decode("utf-8", "replace"))
-            u = canonicalize(raw.strip(), merge_slash=False)
+        for raw in sm.urls:
+            u = canonicalize(raw, merge_slash=False)
             if not u or url_key(u) in seen or url_key(u) in self._rejected:
                 continue
             kind = "sitemap" if is_index else "page"
@@ -474,8 +469,8 @@ class Crawler:
     async def _fetch_item(self, h: Host, it: Item) -> None:
         try:
             accept = None if it.kind == "sitemap" else self.cfg.content_types
-            await self.sched.turn(h)
-            res = await self.fetcher.get(it.target, accept=accept, on_sent=self.sched.sent(h))
+            res = await self.fetcher.get(it.target, accept=accept, gate=lambda: self.sched.turn(h),
+                                         on_sent=self.sched.sent(h))
         except asyncio.CancelledError:
             # hard stop: the URL goes back to the queue (resume fetches it)
             self.frontier.mark(it.url, QUEUED)

@@ -1,19 +1,57 @@
-"""One HTTP GET with the crawler's safety rails: a size cap on the body, a decompression-bomb
-guard (we decompress ourselves, bounded), no automatic redirects (the engine canonicalises each
-hop and sends it through robots and politeness), and every failure turned into an error kind."""
+"""One HTTP GET with the crawler's safety rails, as the server sees it.
+
+Guarantees at the wire (each tested against a real server in tests/test_fetch.py):
+
+* Politeness gate at the socket. `gate` is awaited after a connection has been had (pooled or
+  new) and immediately before the request head is written: between its return and the write
+  there is no await of ours or of aiohttp's. Awaited before `session.get` (as the engine used
+  to), the gate let requests that then queued for a pooled connection leave together: with
+  --delay 0.05 the server saw 0.5-1.7 ms gaps. The gate's own wait is not counted against the
+  timeout (a 30 s Crawl-delay must not turn into a timeout).
+* One GET call, at most one request on the wire. aiohttp silently re-sends an idempotent request
+  once when a reused keep-alive connection turns out dropped (ClientSession._request, the
+  `retry_persistent_connection` branch: RFC 9112 9.3.1 allows it). That second send bypassed the
+  gate: 6 requests for --retries 2, in pairs 1 ms apart. A client middleware turns the error into
+  one aiohttp does not retry, so the engine sees "disconnect" and decides (back-off, gate) itself.
+  Keep-alive stays on. A connection found dead while the gate waited is replaced before anything
+  is written (that is not a re-send).
+* Bounded body. `max_bytes` (default: the fetcher's) bounds the bytes read from the wire and the
+  decompressed body alike, decoded incrementally (a 5 KB gzip bomb expands to 5 MB: we stop at
+  the cap). Over it: error "too_large" (wire) or "bomb" (decoded), or with `truncate=True` the
+  first max_bytes bytes and `truncated=True` (robots.txt: RFC 9309 says parse at least 500 KiB).
+  The connection is closed, never returned to the pool with an unread body.
+* Bounded time. The timeout counts from the moment the connection is had and the gate passed to
+  the last body byte (a server that stalls mid-body ends as "timeout"); getting the connection
+  (DNS, TCP connect, waiting for a pool slot) has its own limit of the same length.
+* No automatic redirects unless `follow` (robots.txt only): the engine canonicalises each hop and
+  sends it through robots and politeness. With `follow`, every hop passes the gate.
+* Every failure becomes an error kind in FetchResult.error, never an exception.
+"""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import email.utils
+import sys
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+if sys.version_info >= (3, 11):
+    from asyncio import timeout as _timeout
+else:  # aiohttp depends on async-timeout before 3.11
+    from async_timeout import timeout as _timeout
+
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 MAX_RETRY_AFTER = 3600.0
+CHUNK = 65536
 
 
 @dataclass(slots=True)
@@ -24,14 +62,23 @@ class FetchResult:
     location: str | None = None
     retry_after: float | None = None  # seconds, from a Retry-After header
     body: bytes | None = None  # decoded (decompressed) body; None when not read
-    error: str | None = None  # timeout, dns, connect, disconnect, too_large, bomb, content_type, http
+    error: str | None = None  # timeout, dns, connect, disconnect, too_large, bomb, content_type, http, ...
     detail: str = ""
-    elapsed: float = 0.0
-    nbytes: int = 0  # bytes received on the wire
+    elapsed: float = 0.0  # seconds from the request leaving (after the gate) to the end of the body
+    nbytes: int = 0  # bytes received on the wire (body, before decompression)
+    truncated: bool = False  # truncate=True and the body was longer than max_bytes: body is its prefix
+    waited: float = 0.0  # seconds spent in the gate
 
 
 class BodyTooLarge(Exception):
-    pass
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind  # "too_large" (on the wire) or "bomb" (decompressed)
+
+
+class _Dropped(aiohttp.ClientConnectionError):
+    """The connection dropped after the request was written: raised instead of aiohttp's
+    ServerDisconnectedError / ClientOSError so that aiohttp does not send the request again."""
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -50,98 +97,203 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, min(when.timestamp() - time.time(), MAX_RETRY_AFTER))
 
 
+class Inflater:
+    """Incremental, bounded decoder for one Content-Encoding (identity, gzip, deflate).
+
+    `feed` returns True once the output went over `limit`; the output kept is at most limit
+    bytes plus one piece, so memory stays bounded by the cap however the input expands.
+    "deflate" is the zlib format by the RFC, raw deflate as some servers send: we try the first
+    and fall back to the second while nothing has been produced yet."""
+
+    __slots__ = ("_d", "_fallback", "_parts", "_seen", "limit", "over", "size")
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        enc = encoding.lower().strip()
+        self.limit, self.size, self.over = limit, 0, False
+        self._parts: list[bytes] = []
+        self._fallback = enc == "deflate"
+        self._seen: list[bytes] = []  # input fed while nothing came out (for the raw-deflate retry)
+        if enc in ("", "identity"):
+            self._d: Any = None
+        elif enc in ("gzip", "x-gzip"):
+            self._d = zlib.decompressobj(47)  # 47: gzip or zlib header
+        elif enc == "deflate":
+            self._d = zlib.decompressobj(15)
+        else:
+            raise ValueError(f"unsupported content-encoding {encoding}")
+
+    def feed(self, data: bytes) -> bool:
+        if self.over or not data:
+            return self.over
+        if self._d is None:
+            self._parts.append(data)
+            self.size += len(data)
+            self.over = self.size > self.limit
+            return self.over
+        if self._fallback and not self.size:
+            self._seen.append(data)
+        while data and not self._d.eof:
+            try:
+                out = self._d.decompress(data, self.limit - self.size + 1)
+            except zlib.error:
+                if not (self._fallback and not self.size):
+                    raise
+                self._fallback = False
+                self._d = zlib.decompressobj(-15)  # raw deflate: replay what came so far
+                data, self._seen = b"".join(self._seen), []
+                continue
+            if out:
+                self._parts.append(out)
+                self.size += len(out)
+                self._seen = []
+                if self.size > self.limit:
+                    self.over = True
+                    return True
+            data = self._d.unconsumed_tail
+        return False
+
+    def result(self) -> bytes:
+        """The output, at most `limit` bytes."""
+        out = b"".join(self._parts)
+        return out[:self.limit] if len(out) > self.limit else out
+
+
 def decompress(data: bytes, encoding: str, limit: int) -> bytes:
-    """gzip/deflate body, refusing output over `limit` bytes (a small bomb expands 1000x)."""
-    encoding = encoding.lower().strip()
-    if encoding in ("", "identity"):
-        return data
-    if encoding not in ("gzip", "x-gzip", "deflate"):
-        raise ValueError(f"unsupported content-encoding {encoding}")
-    wbits = 47 if encoding != "deflate" else 15  # 47: gzip or zlib header
+    """A whole gzip/deflate body, refusing output over `limit` bytes (BodyTooLarge "bomb")."""
+    inf = Inflater(encoding, limit)
+    if inf.feed(data):
+        raise BodyTooLarge("bomb", f"decompressed body over {limit} bytes")
+    return inf.result()
+
+
+@dataclass(slots=True)
+class _Wire:
+    """What one get() needs inside aiohttp (found there through a ContextVar: aiohttp runs the
+    connector and the trace hooks in the caller's task)."""
+    gate: Callable[[], Awaitable[None]] | None
+    on_sent: Callable[[], None] | None
+    deadline: Any  # the get's asyncio Timeout, rescheduled around the gate
+    timeout: float
+    t_sent: float = 0.0
+    waited: float = 0.0
+    sends: int = 0
+
+
+_WIRE: contextvars.ContextVar[_Wire | None] = contextvars.ContextVar("blockcrawl_fetch_wire", default=None)
+
+
+class _GatedConnector(aiohttp.TCPConnector):
+    """A TCPConnector that awaits the request's gate once it holds the connection: the last
+    await before aiohttp writes the request head (ClientRequest.send writes synchronously
+    after our trace hook)."""
+
+    async def connect(self, req: aiohttp.ClientRequest, traces: list[Any],
+                      timeout: aiohttp.ClientTimeout) -> aiohttp.connector.Connection:
+        conn = await super().connect(req, traces, timeout)
+        w = _WIRE.get()
+        if w is None:
+            return conn
+        loop = asyncio.get_running_loop()
+        if w.gate is not None:
+            w.deadline.reschedule(None)  # the gate's wait is politeness, not the server's slowness
+            t = time.monotonic()
+            try:
+                await w.gate()
+            except BaseException:
+                conn.release()  # nothing written: the connection is still good
+                raise
+            w.waited += time.monotonic() - t
+            proto = conn.protocol
+            if proto is None or not proto.is_connected():
+                # the server closed the idle connection while we waited: take another one
+                # before anything is written (no request is sent twice)
+                conn.close()
+                w.deadline.reschedule(loop.time() + w.timeout)
+                conn = await super().connect(req, traces, timeout)
+        w.deadline.reschedule(loop.time() + w.timeout)
+        w.sends += 1
+        w.t_sent = time.monotonic()
+        return conn
+
+
+async def _no_resend(req: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
+    """Client middleware: a dropped connection is reported, never silently retried."""
     try:
-        d = zlib.decompressobj(wbits)
-        out = d.decompress(data, limit + 1)
-    except zlib.error:
-        if encoding != "deflate":
-            raise
-        d = zlib.decompressobj(-15)  # raw deflate, as some servers send
-        out = d.decompress(data, limit + 1)
-    if len(out) > limit or d.unconsumed_tail:
-        raise BodyTooLarge(f"decompressed body over {limit} bytes")
-    return out
+        return await handler(req)
+    except aiohttp.ClientConnectorError:
+        raise  # no connection was made: aiohttp does not retry these anyway
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
+        raise _Dropped(str(e) or type(e).__name__) from e
 
 
-class Fetcher:
+async def _headers_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
+    w = _WIRE.get()
+    if w is not None and w.on_sent is not None:
+        w.on_sent()
+
+
+class AiohttpFetcher:
     def __init__(self, user_agent: str, timeout: float = 10.0, max_bytes: int = 10 * 1024 * 1024,
                  concurrency: int = 32, per_host: int = 4) -> None:
         self.user_agent, self.timeout, self.max_bytes = user_agent, timeout, max_bytes
         self.concurrency, self.per_host = concurrency, per_host
         self.session: aiohttp.ClientSession | None = None
 
-    async def __aenter__(self) -> "Fetcher":
-        conn = aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.per_host + 1,
-                                    ttl_dns_cache=300, enable_cleanup_closed=True)
-        # the request's send time, for politeness measured the way a server sees it
+    async def __aenter__(self) -> Self:
+        conn = _GatedConnector(limit=self.concurrency, limit_per_host=self.per_host + 1,
+                               ttl_dns_cache=300, enable_cleanup_closed=True)
         trace = aiohttp.TraceConfig()
-
-        async def headers_sent(session, ctx, params) -> None:  # noqa: ANN001
-            if ctx.trace_request_ctx is not None:
-                ctx.trace_request_ctx()
-        trace.on_request_headers_sent.append(headers_sent)
+        trace.on_request_headers_sent.append(_headers_sent)
         self.session = aiohttp.ClientSession(
             connector=conn, trace_configs=[trace], auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+            middlewares=(_no_resend,),
             headers={"User-Agent": self.user_agent, "Accept-Encoding": "gzip, deflate",
                      "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"},
-            timeout=aiohttp.ClientTimeout(total=self.timeout, sock_connect=min(self.timeout, 10.0)))
+            # the total is ours (asyncio timeout around get, rescheduled around the gate)
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(self.timeout, 10.0)))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         if self.session:
             await self.session.close()
 
-    async def get(self, url: str, accept: tuple[str, ...] | None = HTML_TYPES,
-                  follow: bool = False, on_sent: Callable[[], None] | None = None) -> FetchResult:
-        """GET url. With `accept`, a body whose Content-Type is not one of them is not read
-        (error "content_type"). `follow` lets aiohttp follow redirects (robots.txt only).
-        `on_sent` is called when the request head has been written to the socket."""
+    async def get(self, url: str, *, accept: tuple[str, ...] | None = HTML_TYPES, follow: bool = False,
+                  gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
+                  max_bytes: int | None = None, truncate: bool = False) -> FetchResult:
+        """GET url.
+
+        accept: a body whose Content-Type is not one of these is not read (error "content_type").
+        follow: let aiohttp follow up to 5 redirects (robots.txt only).
+        gate: awaited with the connection in hand, immediately before the request head is written
+              (the per-host politeness turn); on_sent: called as the head is written.
+        max_bytes: cap on the wire bytes and on the decompressed body (default: the fetcher's).
+        truncate: over the cap, return the first max_bytes bytes with truncated=True instead of
+              the error "too_large" / "bomb"."""
         res = FetchResult(url)
-        t0 = time.monotonic()
+        limit = self.max_bytes if max_bytes is None else max_bytes
         assert self.session is not None
+        t0 = time.monotonic()
+        w: _Wire | None = None
+        token = None
         try:
-            async with self.session.get(url, allow_redirects=follow, max_redirects=5,
-                                        trace_request_ctx=on_sent) as r:
-                res.status = r.status
-                res.content_type = r.headers.get("Content-Type")
-                res.location = r.headers.get("Location")
-                res.retry_after = parse_retry_after(r.headers.get("Retry-After"))
-                if 300 <= r.status < 400 and res.location:
-                    return res
-                ctype = (res.content_type or "").split(";", 1)[0].strip().lower()
-                if accept and r.status < 300 and ctype and ctype not in accept:
-                    res.error, res.detail = "content_type", ctype
-                    return res
-                n = r.content_length
-                if n is not None and n > self.max_bytes:
-                    raise BodyTooLarge(f"Content-Length {n} over {self.max_bytes} bytes")
-                parts, total = [], 0
-                async for chunk in r.content.iter_chunked(65536):
-                    total += len(chunk)
-                    if total > self.max_bytes:
-                        raise BodyTooLarge(f"body over {self.max_bytes} bytes")
-                    parts.append(chunk)
-                raw = b"".join(parts)
-                res.nbytes = total
-                res.body = decompress(raw, r.headers.get("Content-Encoding", ""), self.max_bytes)
+            async with _timeout(self.timeout) as deadline:
+                w = _Wire(gate, on_sent, deadline, self.timeout)
+                token = _WIRE.set(w)
+                try:
+                    async with self.session.get(url, allow_redirects=follow, max_redirects=5) as r:
+                        await self._read(r, res, accept, limit, truncate)
+                finally:
+                    _WIRE.reset(token)
         except BodyTooLarge as e:
-            res.error, res.detail = ("bomb" if "decompressed" in str(e) else "too_large"), str(e)
-            res.body = None
+            res.error, res.detail, res.body = e.kind, str(e), None
         except asyncio.TimeoutError:
             res.error, res.detail = "timeout", f"no complete answer in {self.timeout:g} s"
         except aiohttp.ClientConnectorDNSError as e:
             res.error, res.detail = "dns", str(e)
         except aiohttp.ClientConnectorError as e:
             res.error, res.detail = "connect", str(e)
-        except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, aiohttp.ClientOSError) as e:
+        except (_Dropped, aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError,
+                aiohttp.ClientOSError, aiohttp.ClientConnectionResetError) as e:
             res.error, res.detail = "disconnect", str(e) or type(e).__name__
         except (aiohttp.TooManyRedirects, aiohttp.RedirectClientError) as e:
             res.error, res.detail = "redirects", str(e)
@@ -151,5 +303,52 @@ class Fetcher:
             res.error, res.detail = "http", f"{type(e).__name__}: {e}"
         except zlib.error as e:
             res.error, res.detail = "decode", f"bad compressed body: {e}"
-        res.elapsed = time.monotonic() - t0
+        if res.error is not None and res.error != "content_type":
+            res.body = None
+        end = time.monotonic()
+        if w is not None and w.sends:
+            res.elapsed, res.waited = end - w.t_sent, w.waited
+        else:
+            res.elapsed = end - t0
         return res
+
+    @staticmethod
+    async def _read(r: aiohttp.ClientResponse, res: FetchResult, accept: tuple[str, ...] | None,
+                    limit: int, truncate: bool) -> None:
+        res.status = r.status
+        res.content_type = r.headers.get("Content-Type")
+        res.location = r.headers.get("Location")
+        res.retry_after = parse_retry_after(r.headers.get("Retry-After"))
+        if 300 <= r.status < 400 and res.location:
+            return
+        ctype = (res.content_type or "").split(";", 1)[0].strip().lower()
+        if accept and r.status < 300 and ctype and ctype not in accept:
+            res.error, res.detail = "content_type", ctype
+            r.close()  # body not read: the connection cannot be reused
+            return
+        n = r.content_length
+        if n is not None and n > limit and not truncate:
+            r.close()
+            raise BodyTooLarge("too_large", f"Content-Length {n} over {limit} bytes")
+        inf = Inflater(r.headers.get("Content-Encoding", ""), limit)
+        total, wire_over = 0, False
+        while True:
+            chunk = await r.content.read(min(CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:  # one byte beyond the cap read: the body is longer
+                wire_over = True
+                chunk = chunk[:len(chunk) - (total - limit)]
+                total = limit
+            if inf.feed(chunk) or wire_over:
+                break
+        res.nbytes = total
+        if inf.over or wire_over:
+            r.close()  # stop reading; the rest of the body stays unread
+            if not truncate:  # (an identity body never goes over in the inflater: cut above)
+                if inf.over:
+                    raise BodyTooLarge("bomb", f"decompressed body over {limit} bytes")
+                raise BodyTooLarge("too_large", f"body over {limit} bytes")
+            res.truncated = True
+        res.body = inf.result()
