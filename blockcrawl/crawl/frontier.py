@@ -124,6 +124,3 @@ class Frontier:
         self.db.execute("INSERT INTO crawl_log(t, url, event, status, error, detail, bytes, elapsed) "
                         "VALUES (?,?,?,?,?,?,?,?)", (time.time(), url, event, status, error, detail[:500],
                                                     nbytes, round(elapsed, 4)))
-
-    def counts(self) -> dict[str, int]:
-        return {STATE_NAMES[s]: n for s, n in self.db.execute("SELECT state, count(*) FROM frontier GROUP BY state")}
