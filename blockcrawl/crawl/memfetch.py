@@ -1,8 +1,8 @@
 """An in-memory Fetcher: a dict url -> response, for engine tests and for replaying a site.
 
 It implements crawl.protocols.Fetcher and nothing in the engine knows it exists. Each request is
-recorded with the clock's time at which it was sent (after the politeness gate), the number of
-requests to its host in flight then, and the URL, so a test checks spacing and concurrency the
+recorded with the clock's time at which it was sent (after the politeness gate), the numbers of
+requests in flight then (to its host, to all hosts), and the URL, so a test checks spacing and concurrency the
 way a server would see them. A response can be a callable of the number of earlier requests to
 its URL (a 503 first, then a page), and can take `latency` seconds (of the injected clock).
 """
@@ -35,6 +35,7 @@ class Request:
     t: float  # clock time the request was sent
     url: str
     inflight: int  # requests to the same host in flight, this one included
+    total: int  # requests in flight to all hosts, this one included
 
 
 Route = Response | Callable[[int], Response]
@@ -70,7 +71,7 @@ class MemoryFetcher:
         self._inflight[host] += 1
         try:
             t0 = self.clock.monotonic()
-            self.requests.append(Request(t0, url, self._inflight[host]))
+            self.requests.append(Request(t0, url, self._inflight[host], sum(self._inflight.values())))
             if on_sent is not None:
                 on_sent()
             route = self.routes.get(url)
