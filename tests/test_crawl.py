@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -18,9 +21,6 @@ from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, chain_site, gzip_bomb, page
-
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import threading
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = PipelineSpec(tokenizer="words")
@@ -461,12 +461,12 @@ class _StallingRobots(BaseHTTPRequestHandler):
     """robots.txt: a 200 with the first bytes of its body, then nothing until the client gives up."""
 
     protocol_version = "HTTP/1.1"
-    paths: list[str] = []
+    paths: ClassVar[list[str]] = []
 
     def log_message(self, *a):  # quiet
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self.paths.append(self.path)
         body = b"User-agent: *\n" if self.path == "/robots.txt" else page("Home", []).encode()
         self.send_response(200)
@@ -486,7 +486,7 @@ def test_robots_body_stalled_until_timeout_means_disallow(tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         origin = f"http://127.0.0.1:{server.server_address[1]}"
-        stats, store = run([origin + "/"], tmp_path, timeout=0.5)
+        _, store = run([origin + "/"], tmp_path, timeout=0.5)
         assert _StallingRobots.paths == ["/robots.txt", "/robots.txt"]  # asked again, page never fetched
         assert frontier(store)[origin + "/"] == (4, None, "robots")
     finally:

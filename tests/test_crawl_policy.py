@@ -8,8 +8,24 @@ import pytest
 
 from blockcrawl.crawl import CrawlConfig
 from blockcrawl.crawl.frontier import Item
-from blockcrawl.crawl.policy import date_trail, in_scope, make_policy, non_html_extension, page_is_dated, reject_reason, scope_of
-from blockcrawl.crawl.retry import MAX_RETRY_WAIT, backoff_wait, decide_retry, redirect_chain, redirect_problem, robots_failed, robots_retry
+from blockcrawl.crawl.policy import (
+    date_trail,
+    in_scope,
+    make_policy,
+    non_html_extension,
+    page_is_dated,
+    reject_reason,
+    scope_of,
+)
+from blockcrawl.crawl.retry import (
+    MAX_RETRY_WAIT,
+    backoff_wait,
+    decide_retry,
+    redirect_chain,
+    redirect_problem,
+    robots_failed,
+    robots_retry,
+)
 from blockcrawl.crawl.robots import rules_from_response
 from blockcrawl.crawl.sitemap_parse import Sitemap
 from blockcrawl.crawl.sitemaps import Sitemaps

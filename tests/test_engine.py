@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
+from typing import Self
 
 import pytest
 
@@ -23,7 +25,7 @@ _HREF = re.compile(rb'href="([^"]*)"')
 class LinkAnalyzer:
     """The Analyzer protocol in the loop's thread: links by regex, no blocks."""
 
-    def __enter__(self) -> "LinkAnalyzer":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -72,7 +74,7 @@ class Run:
 
 def gaps(ts: list[float]) -> list[float]:
     ts = sorted(ts)
-    return [b - a for a, b in zip(ts, ts[1:])]
+    return [b - a for a, b in pairwise(ts)]
 
 
 def hub(origin: str, n: int, latency: float = 0.0) -> dict:

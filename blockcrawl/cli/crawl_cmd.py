@@ -102,9 +102,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..crawl import CrawlConfig, crawl
-    from ..errors import ConfigError
-    from ..crawl.urls import canonicalize
     from ..crawl.process import PipelineSpec
+    from ..crawl.urls import canonicalize
+    from ..errors import ConfigError
     from ..extraction.registry import ALGORITHMS, get_selector
     from ..store import Store
 

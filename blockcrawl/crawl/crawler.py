@@ -32,7 +32,14 @@ from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .fetch import FetchResult
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
-from .policy import date_trail, make_policy, page_is_dated, permanent, reject_reason, scope_of
+from .policy import (
+    date_trail,
+    make_policy,
+    page_is_dated,
+    permanent,
+    reject_reason,
+    scope_of,
+)
 from .politeness import Scheduler
 from .process import PipelineSpec
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
@@ -150,7 +157,7 @@ class Crawler:
         for href in hrefs:
             url, why = resolve(base, href)
             if url is None:
-                stats.invalid[why] += 1
+                stats.invalid[why or "malformed"] += 1
                 continue
             key = url_key(url)
             if key in seen:
@@ -394,7 +401,7 @@ class Crawler:
         except asyncio.CancelledError:
             self.frontier.mark(it.url, QUEUED)
             raise
-        except Exception as e:  # noqa: BLE001 - one bad page never stops the crawl
+        except Exception as e:  # one bad page never stops the crawl (logged with its traceback)
             log.exception("processing %s failed", it.url)
             self._fail(it, res, "internal", f"{type(e).__name__}: {e}")
         finally:

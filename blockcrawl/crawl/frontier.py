@@ -90,7 +90,7 @@ class Frontier:
         self.db.execute("DELETE FROM crawl_meta")
 
     def size(self) -> int:
-        return self.db.execute("SELECT count(*) FROM frontier").fetchone()[0]
+        return int(self.db.execute("SELECT count(*) FROM frontier").fetchone()[0])
 
     def seen_urls(self) -> set[str]:
         return {u for (u,) in self.db.execute("SELECT url FROM frontier")}

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Self
 
 from .clock import SystemClock
 from .fetch import FetchResult
@@ -51,7 +52,7 @@ class MemoryFetcher:
         self._counts: Counter[str] = Counter()
         self._inflight: Counter[str] = Counter()
 
-    async def __aenter__(self) -> MemoryFetcher:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -17,7 +17,7 @@ from .urls import host_of, site_key
 
 # Extensions that are not HTML: links to them are not fetched when only HTML is wanted.
 NON_HTML_EXT = frozenset(
-    "pdf png jpg jpeg gif webp svg ico bmp tif tiff avif css js mjs json xml rss atom txt csv zip gz tgz "
+    "pdf png jpg jpeg gif webp svg ico bmp tif tiff avif css js mjs json xml rss atom txt csv zip gz tgz "  # noqa: SIM905
     "bz2 xz 7z rar tar mp3 mp4 m4a m4v ogg oga ogv webm wav flac avi mov mkv wmv doc docx xls xlsx ppt "
     "pptx odt ods odp rtf epub exe dmg msi apk deb rpm iso bin woff woff2 ttf otf eot".split())
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Self
 
 if TYPE_CHECKING:
     from .config import CrawlStats
@@ -33,7 +33,7 @@ class Fetcher(Protocol):
     truncate:  a body over max_bytes is cut there and returned (robots.txt), not an error.
     """
 
-    async def __aenter__(self) -> Fetcher: ...
+    async def __aenter__(self) -> Self: ...
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None: ...
@@ -85,7 +85,7 @@ class Clock(Protocol):
 class Analyzer(Protocol):
     """Parses a fetched page off the event loop: links and the blocks/chunks of the site's pipeline."""
 
-    def __enter__(self) -> Analyzer: ...
+    def __enter__(self) -> Self: ...
     def __exit__(self, *exc: object) -> None: ...
     async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None: ...
 

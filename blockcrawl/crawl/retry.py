@@ -23,7 +23,7 @@ def retryable(status: int | None, error: str | None) -> bool:
 def backoff_wait(backoff: float, attempt: int, jitter: float) -> float:
     """Seconds before retry number `attempt` (1, 2, ...): backoff doubling, times 0.75-1.25
     (jitter in [0, 1)) so that URLs failing together do not come back together."""
-    return backoff * 2 ** (attempt - 1) * (0.75 + 0.5 * jitter)
+    return backoff * 2.0 ** (attempt - 1) * (0.75 + 0.5 * jitter)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
-_LOC_RE = re.compile(rb"<loc>\s*(.*?)\s*</loc>", re.S | re.I)
+_LOC_RE = re.compile(rb"<loc>\s*(.*?)\s*</loc>", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
