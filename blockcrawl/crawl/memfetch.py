@@ -5,6 +5,7 @@ recorded with the clock's time at which it was sent (after the politeness gate),
 requests in flight then (to its host, to all hosts), and the URL, so a test checks spacing and concurrency the
 way a server would see them. A response can be a callable of the number of earlier requests to
 its URL (a 503 first, then a page), and can take `latency` seconds (of the injected clock).
+`follow` is not implemented (a 3xx is returned as is); a missing URL is a 404.
 """
 from __future__ import annotations
 
