@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -304,7 +307,13 @@ def test_cli_errors_are_one_line(tmp_path):
     for args, msg in ((["crawl", "ftp://x.org/", "--store", str(tmp_path / "a.db")], "not an http(s) URL"),
                       (["crawl", "http://x.org/", "--store", str(tmp_path / "a.db"), "--include", "("], "bad regular"),
                       (["crawl", "http://x.org/", "--store", str(tmp_path / "a.db"), "--algorithm", "nope"], "unknown algorithm"),
-                      (["export", "--store", str(tmp_path / "none.db")], "no store")):
+                      (["export", "--store", str(tmp_path / "none.db")], "no store"),
+                      (["crawl", "http://x.org/", "--store", str(tmp_path / "a.db"), "--content-types", ""],
+                       "--content-types is empty"),
+                      (["crawl", "http://x.org/", "--store", str(tmp_path / "a.db"), "--timeout", "0"],
+                       "--timeout must be more than 0"),
+                      (["crawl", "http://x.org/", "--store", str(tmp_path / "a.db"), "--delay", "nan"],
+                       "--delay must be a finite number")):
         p = _cli(*args)
         out, err = p.communicate(timeout=30)
         assert p.returncode == 2 and msg in err and "Traceback" not in err
@@ -420,3 +429,93 @@ def test_sitemap_listed_pages_take_turns_with_pages_found_by_links(site, tmp_pat
     paths = site.paths()
     assert set(listed) <= set(paths) and len(paths) == len(set(paths))
     assert paths.index("/special.html") < 10  # not behind the 40 listed pages
+
+
+# ---------------------------------------------------------------- robots.txt bodies that fail
+def test_robots_over_the_size_cap_is_parsed_up_to_the_cap(site, tmp_path):
+    """A 700 KB robots.txt with --max-bytes 150000 used to be refused (too_large) and taken as allowing
+    everything; it is read up to 512 KiB (RFC 9309: at least 500 KiB) and obeyed."""
+    site.routes.update({
+        "/robots.txt": Route("User-agent: *\nDisallow: /private/\n" + "# padding line\n" * 45_000, ctype="text/plain"),
+        "/": Route(page("Home", ["/private/x.html", "/pub.html"])), "/pub.html": Route(page("Pub", [])),
+        "/private/x.html": Route(page("Private", []))})
+    site.start()
+    stats, _ = run(site, tmp_path, max_bytes=150_000)
+    assert "/pub.html" in site.paths() and "/private/x.html" not in site.paths()
+    assert stats.robots_blocked == 1
+
+
+def test_robots_bomb_means_disallow_with_retry(site, tmp_path):
+    """A robots.txt that is a decompression bomb used to be taken as allow-all; an unreadable body
+    is "unreachable" (RFC 9309): asked again once, then nothing is fetched from the host."""
+    site.routes.update({"/robots.txt": Route(gzip_bomb(5_000_000), ctype="text/plain",
+                                             headers={"Content-Encoding": "gzip"}),
+                        "/": Route(page("Home", ["/a.html"]))})
+    site.start()
+    stats, store = run(site, tmp_path)
+    assert site.paths() == ["/robots.txt", "/robots.txt"]
+    assert frontier(store)[site.origin + "/"] == (4, None, "robots") and stats.robots_blocked == 1
+
+
+class _StallingRobots(BaseHTTPRequestHandler):
+    """robots.txt: a 200 with the first bytes of its body, then nothing until the client gives up."""
+
+    protocol_version = "HTTP/1.1"
+    paths: ClassVar[list[str]] = []
+
+    def log_message(self, *a):  # quiet
+        pass
+
+    def do_GET(self):
+        self.paths.append(self.path)
+        body = b"User-agent: *\n" if self.path == "/robots.txt" else page("Home", []).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain" if self.path == "/robots.txt" else "text/html")
+        self.send_header("Content-Length", str(len(body) + (10_000 if self.path == "/robots.txt" else 0)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+        if self.path == "/robots.txt":
+            time.sleep(2.0)
+
+
+def test_robots_body_stalled_until_timeout_means_disallow(tmp_path):
+    _StallingRobots.paths = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _StallingRobots)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        origin = f"http://127.0.0.1:{server.server_address[1]}"
+        _, store = run([origin + "/"], tmp_path, timeout=0.5)
+        assert _StallingRobots.paths == ["/robots.txt", "/robots.txt"]  # asked again, page never fetched
+        assert frontier(store)[origin + "/"] == (4, None, "robots")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ---------------------------------------------------------------- sitemap bounds
+def _index_chain(site: Site, n: int) -> None:
+    """robots.txt names /idx0.xml, an index whose only entry is /idx1.xml, an index ... (n of them)."""
+    o = site.origin
+    site.routes["/robots.txt"] = Route(f"User-agent: *\nSitemap: {o}/idx0.xml\n", ctype="text/plain")
+    site.routes["/"] = Route(page("Home", []))
+    for i in range(n):
+        site.routes[f"/idx{i}.xml"] = Route(f"<?xml version='1.0'?><sitemapindex><sitemap><loc>{o}/idx{i + 1}.xml</loc>"
+                                            "</sitemap></sitemapindex>", ctype="application/xml")
+
+
+def test_sitemap_index_chain_is_bounded(site, tmp_path):
+    """An index linking a new index on each fetch made 17,963 requests in 30 s despite --max-depth 1:
+    nesting stops at 3 levels, the files at --max-sitemaps, and they count in --max-pages."""
+    site.start()
+    _index_chain(site, 300)
+    stats, _ = run(site, tmp_path, "a.db", max_depth=1)
+    assert [p for p in site.paths() if p.startswith("/idx")] == ["/idx0.xml", "/idx1.xml", "/idx2.xml"]
+    assert stats.filtered["sitemap-depth"] == 1
+    site.hits.clear()
+    run(site, tmp_path, "b.db", max_sitemaps=2, max_sitemap_depth=100)
+    assert [p for p in site.paths() if p.startswith("/idx")] == ["/idx0.xml", "/idx1.xml"]
+    site.hits.clear()
+    stats, _ = run(site, tmp_path, "c.db", max_pages=4, max_sitemap_depth=100)
+    assert len([p for p in site.paths() if p != "/robots.txt"]) == 4 and stats.stopped == "stopped: page limit"

@@ -59,6 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"User-Agent header; its first word is the robots.txt token (default {DEFAULT_USER_AGENT!r})")
     g.add_argument("--ignore-robots", action="store_true", help="do not fetch or obey robots.txt")
     g.add_argument("--no-sitemaps", action="store_true", help="do not seed from the sitemaps robots.txt lists")
+    g.add_argument("--max-sitemaps", type=_positive(int), default=1000, metavar="N",
+                   help="sitemap files fetched per crawl, nested indexes included (default 1000; 3 levels at most)")
     g = p.add_argument_group("what to crawl")
     g.add_argument("--scope", choices=("site", "host", "any"), default="site",
                    help="site: the seeds' sites incl. subdomains (default); host: the seeds' hosts only; any: follow everywhere")
@@ -100,8 +102,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..crawl import CrawlConfig, crawl
-    from ..crawl.urls import canonicalize
     from ..crawl.process import PipelineSpec
+    from ..crawl.urls import canonicalize
+    from ..errors import ConfigError
     from ..extraction.registry import ALGORITHMS, get_selector
     from ..store import Store
 
@@ -136,14 +139,20 @@ def run(args: argparse.Namespace) -> int:
     cpus = os.cpu_count() or 1
     workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
 
-    cfg = CrawlConfig(
-        seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
-        timeout=args.timeout, retries=args.retries, max_pages=args.max_pages, max_time=args.max_time,
-        max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops, include=args.include, exclude=args.exclude, scope=args.scope,
-        user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
-        max_bytes=args.max_bytes, max_redirects=args.max_redirects,
-        content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
-        resume=args.resume, progress=not args.no_progress, workers=workers)
+    try:
+        cfg = CrawlConfig(
+            seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
+            timeout=args.timeout, retries=args.retries, max_pages=args.max_pages, max_time=args.max_time,
+            max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops, include=args.include, exclude=args.exclude, scope=args.scope,
+            user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
+            max_sitemaps=args.max_sitemaps,
+            max_bytes=args.max_bytes, max_redirects=args.max_redirects,
+            content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
+            resume=args.resume, progress=not args.no_progress, workers=workers)
+    except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
+        msg = str(e)
+        name = msg.split(" ", 1)[0]
+        return err(f"--{name.replace('_', '-')}{msg[len(name):]}" if name in CrawlConfig.__dataclass_fields__ else msg)
     # the writer lock for the whole crawl (a second crawl or index is refused); --resume never
     # creates a store: a mistyped path is an error, not a new empty crawl. StoreError: one line.
     store = Store(args.store, create=not args.resume, who="blockcrawl crawl")

@@ -97,6 +97,11 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, min(when.timestamp() - time.time(), MAX_RETRY_AFTER))
 
 
+# Text compresses 3-10x with gzip (robots.txt of near-identical Disallow lines ~30x); runs of
+# one byte, the stuff of decompression bombs, ~1000x.
+BOMB_RATIO = 200
+
+
 class Inflater:
     """Incremental, bounded decoder for one Content-Encoding (identity, gzip, deflate).
 
@@ -105,11 +110,12 @@ class Inflater:
     "deflate" is the zlib format by the RFC, raw deflate as some servers send: we try the first
     and fall back to the second while nothing has been produced yet."""
 
-    __slots__ = ("_d", "_fallback", "_parts", "_seen", "limit", "over", "size")
+    __slots__ = ("_d", "_fallback", "_parts", "_seen", "consumed", "limit", "over", "size")
 
     def __init__(self, encoding: str, limit: int) -> None:
         enc = encoding.lower().strip()
         self.limit, self.size, self.over = limit, 0, False
+        self.consumed = 0  # compressed input bytes decoded so far (the expansion ratio's divisor)
         self._parts: list[bytes] = []
         self._fallback = enc == "deflate"
         self._seen: list[bytes] = []  # input fed while nothing came out (for the raw-deflate retry)
@@ -142,6 +148,7 @@ class Inflater:
                 self._d = zlib.decompressobj(-15)  # raw deflate: replay what came so far
                 data, self._seen = b"".join(self._seen), []
                 continue
+            self.consumed += len(data) - len(self._d.unconsumed_tail)
             if out:
                 self._parts.append(out)
                 self.size += len(out)
@@ -346,6 +353,10 @@ class AiohttpFetcher:
         res.nbytes = total
         if inf.over or wire_over:
             r.close()  # stop reading; the rest of the body stays unread
+            # A prefix of an over-long body is worth parsing (robots.txt); one that expands more
+            # than BOMB_RATIO:1 is a decompression bomb, not a document, and fails even then.
+            if inf.over and truncate and inf.size > BOMB_RATIO * max(inf.consumed, 1):
+                raise BodyTooLarge("bomb", f"decompressed body over {limit} bytes from {inf.consumed} bytes")
             if not truncate:  # (an identity body never goes over in the inflater: cut above)
                 if inf.over:
                     raise BodyTooLarge("bomb", f"decompressed body over {limit} bytes")

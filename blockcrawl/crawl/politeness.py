@@ -1,22 +1,30 @@
 """Per-host politeness shared by every worker: at most `limit` requests in flight to a host, and
 request starts to one host spaced by its delay (max of --delay and robots.txt Crawl-delay).
-Hosts never wait for each other. The engine asks `ready()` which hosts may start a request now
-and `wake_time()` when the next one will be able to."""
+Hosts never wait for each other.
+
+The Scheduler owns ALL per-host state (queues, in-flight count, delay, robots.txt rules and
+whether they are known yet, next allowed start): the engine adds URLs, asks `take()` for the
+next thing to start, passes `gate(host)` to the fetcher, and reports `finished`. Hosts are
+named by their origin (scheme://host[:port]).
+"""
 from __future__ import annotations
 
 import asyncio
 import heapq
-import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 
+from .clock import SystemClock
 from .frontier import Item
+from .protocols import Clock
 from .robots import HostRules
 
 # Added to a non-zero delay: the request leaves a few ms after we schedule it, and the next one
 # must not arrive at the server earlier than the delay after it.
 DELAY_MARGIN = 0.01
+_NOT_FETCHED, _FETCHING, _KNOWN = 0, 1, 2
 
 
 @dataclass(slots=True)
@@ -30,111 +38,128 @@ class Host:
     inflight: int = 0
     next_allowed: float = 0.0  # monotonic time of the earliest next request start
     rules: HostRules | None = None
-    robots_state: int = 0  # 0 not fetched, 1 fetching, 2 known
+    robots_state: int = _NOT_FETCHED
     in_ready: bool = False
     in_timed: bool = False
     last_start: float = -1e9  # monotonic time the last request to the host was sent
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What `take()` hands out. item None: fetch the host's robots.txt first. blocked: the item is
+    disallowed by robots.txt and was not started (no slot or delay charged)."""
+
+    host: str
+    item: Item | None
+    blocked: bool = False
+
+
 class Scheduler:
-    def __init__(self, per_host: int, delay: float) -> None:
-        self.per_host, self.delay = per_host, delay
-        self.hosts: dict[str, Host] = {}
+    def __init__(self, per_host: int, delay: float, robots: bool = True, agent: str = "*",
+                 clock: Clock | None = None) -> None:
+        self.per_host, self.delay, self.robots, self.agent = per_host, delay, robots, agent
+        self.clock: Clock = clock or SystemClock()
+        self._hosts: dict[str, Host] = {}
         self._ready: deque[Host] = deque()
         self._timed: list[tuple[float, str]] = []
 
-    def host(self, name: str) -> Host:
-        h = self.hosts.get(name)
+    # ------------------------------------------------------------------ queues
+    def _host(self, name: str) -> Host:
+        h = self._hosts.get(name)
         if h is None:
-            h = self.hosts[name] = Host(name, self.per_host, self.delay)
+            h = self._hosts[name] = Host(name, self.per_host, self.delay)
         return h
 
-    def set_crawl_delay(self, h: Host, crawl_delay: float) -> None:
-        h.delay = max(self.delay, crawl_delay)
+    def add(self, it: Item, listed: bool = False) -> None:
+        """Queue a URL at its host (listed: found in a sitemap; the two kinds take turns)."""
+        h = self._host(it.host)
+        (h.listed if listed else h.queue).append(it)
+        self._poke(h)
 
-    def push_back(self, h: Host, seconds: float) -> None:
+    def queue_sizes(self) -> list[tuple[int, str]]:
+        """(URLs waiting, host without scheme) of every host with a queue, for the progress bar."""
+        return [(len(h.queue) + len(h.listed), h.name.split("//", 1)[-1]) for h in self._hosts.values()
+                if h.queue or h.listed]
+
+    # ------------------------------------------------------------------ robots.txt
+    def blocks(self, host: str, url: str) -> bool:
+        """Whether the host's robots.txt, if known already, disallows url."""
+        if not self.robots:
+            return False
+        h = self._hosts.get(host)
+        return h is not None and h.rules is not None and not h.rules.allowed(url, self.agent)
+
+    def set_rules(self, host: str, rules: HostRules, fetch_started: float) -> None:
+        """robots.txt is known (or given up on): its Crawl-delay applies from the robots.txt request on."""
+        h = self._host(host)
+        h.rules, h.robots_state = rules, _KNOWN
+        h.delay = max(self.delay, rules.crawl_delay)
+        if h.delay > 0:  # the robots.txt request itself counts
+            h.next_allowed = max(h.next_allowed, fetch_started + h.delay + DELAY_MARGIN)
+
+    # ------------------------------------------------------------------ starting requests
+    def push_back(self, host: str, seconds: float) -> None:
         """Keep the host quiet for `seconds` (429 Too Many Requests)."""
-        h.next_allowed = max(h.next_allowed, time.monotonic() + seconds)
+        h = self._host(host)
+        h.next_allowed = max(h.next_allowed, self.clock.monotonic() + seconds)
 
-    @staticmethod
-    def wants(h: Host, robots: bool) -> bool:
+    def _wants(self, h: Host) -> bool:
         """The host has something to start once its slot and delay allow."""
-        if robots and h.robots_state != 2:
-            return h.robots_state == 0 and bool(h.queue or h.listed)
+        if self.robots and h.robots_state != _KNOWN:
+            return h.robots_state == _NOT_FETCHED and bool(h.queue or h.listed)
         return bool(h.queue or h.listed)
 
-    def poke(self, h: Host, robots: bool) -> None:
+    def _poke(self, h: Host) -> None:
         """Re-evaluate a host after its queue, in-flight count or rules changed."""
-        if h.in_ready or h.in_timed or h.inflight >= h.limit or not self.wants(h, robots):
+        if h.in_ready or h.in_timed or h.inflight >= h.limit or not self._wants(h):
             return
-        if robots and h.robots_state == 1:
-            return
-        now = time.monotonic()
-        if h.next_allowed <= now:
+        if h.next_allowed <= self.clock.monotonic():
             h.in_ready = True
             self._ready.append(h)
         else:
             h.in_timed = True
             heapq.heappush(self._timed, (h.next_allowed, h.name))
 
-    def take_ready(self, robots: bool) -> Host | None:
-        """A host that may start a request now (its slot is then charged by `started`)."""
-        now = time.monotonic()
+    def _ready_host(self) -> Host | None:
+        now = self.clock.monotonic()
         while self._timed and self._timed[0][0] <= now:
             _, name = heapq.heappop(self._timed)
-            h = self.hosts[name]
+            h = self._hosts[name]
             h.in_timed = False
-            self.poke(h, robots)
+            self._poke(h)
         while self._ready:
             h = self._ready.popleft()
             h.in_ready = False
-            if h.inflight < h.limit and self.wants(h, robots) and h.next_allowed <= now:
+            if h.inflight < h.limit and self._wants(h) and h.next_allowed <= now:
                 return h
-            self.poke(h, robots)
+            self._poke(h)
             if h.in_ready:  # still ready but could not be used (cannot happen) - avoid spinning
                 break
         return None
 
-    def started(self, h: Host, robots: bool) -> None:
+    def take(self) -> Turn | None:
+        """The next request a host may start now, its slot and delay charged; None: none may."""
+        h = self._ready_host()
+        if h is None:
+            return None
+        if self.robots and h.robots_state == _NOT_FETCHED:
+            h.robots_state = _FETCHING
+            self._started(h)
+            return Turn(h.name, None)
+        it = self._next_item(h)
+        if self.robots and it.kind == "page" and h.rules is not None and not h.rules.allowed(it.target, self.agent):
+            self._poke(h)
+            return Turn(h.name, it, blocked=True)
+        self._started(h)
+        return Turn(h.name, it)
+
+    def _started(self, h: Host) -> None:
         h.inflight += 1
-        now = time.monotonic()
-        h.next_allowed = now + (h.delay + DELAY_MARGIN if h.delay > 0 else 0.0)
-        self.poke(h, robots)
-
-    async def turn(self, h: Host) -> None:
-        """Wait, just before sending, until the host's delay since its previous request has
-        passed. The scheduler already spaced the launches; this also holds when the event loop
-        was busy between a launch and its send (launched tasks would otherwise go out together)."""
-        if h.delay > 0:
-            while True:
-                wait = h.last_start + h.delay + DELAY_MARGIN - time.monotonic()
-                if wait <= 0:
-                    break
-                await asyncio.sleep(wait)
-        h.last_start = time.monotonic()
+        h.next_allowed = self.clock.monotonic() + (h.delay + DELAY_MARGIN if h.delay > 0 else 0.0)
+        self._poke(h)
 
     @staticmethod
-    def sent(h: Host) -> Callable[[], None]:
-        """Callback for the moment the request actually left: later requests count from then."""
-        def stamp() -> None:
-            h.last_start = max(h.last_start, time.monotonic())
-        return stamp
-
-    def finished(self, h: Host, robots: bool) -> None:
-        h.inflight -= 1
-        self.poke(h, robots)
-
-    def wake_time(self) -> float | None:
-        """Monotonic time at which a waiting host becomes ready (None: none is waiting)."""
-        if self._ready:
-            return time.monotonic()
-        return self._timed[0][0] if self._timed else None
-
-    def queued(self) -> int:
-        return sum(len(h.queue) + len(h.listed) for h in self.hosts.values())
-
-    @staticmethod
-    def next_item(h: Host) -> Item:
+    def _next_item(h: Host) -> Item:
         """The host's next URL: link-found and sitemap-listed URLs take turns. A sitemap can list
         a whole site at once; strictly first-in-first-out, the pages found by links (menus, /about/,
         whatever the sitemap forgot) would wait behind all of it."""
@@ -142,3 +167,44 @@ class Scheduler:
         if h.listed and (h.take_listed or not h.queue):
             return h.listed.popleft()
         return h.queue.popleft()
+
+    async def turn(self, host: str) -> None:
+        """Wait, just before sending, until the host's delay since its previous request has
+        passed. The scheduler already spaced the launches; this also holds when the event loop
+        was busy between a launch and its send (launched tasks would otherwise go out together)."""
+        h = self._host(host)
+        if h.delay > 0:
+            while True:
+                wait = h.last_start + h.delay + DELAY_MARGIN - self.clock.monotonic()
+                if wait <= 0:
+                    break
+                await asyncio.sleep(wait)
+        h.last_start = self.clock.monotonic()
+
+    def gate(self, host: str) -> Callable[[], Awaitable[None]]:
+        """The politeness gate the fetcher awaits right before sending a request to host."""
+        return partial(self.turn, host)
+
+    def sent(self, host: str) -> Callable[[], None]:
+        """Callback for the moment the request actually left: later requests count from then."""
+        h, clock = self._host(host), self.clock
+
+        def stamp() -> None:
+            h.last_start = max(h.last_start, clock.monotonic())
+        return stamp
+
+    def finished(self, host: str) -> None:
+        """A request to host (page, sitemap or robots.txt) is over: its slot is free."""
+        h = self._hosts[host]
+        h.inflight -= 1
+        self._poke(h)
+
+    def wake_time(self) -> float | None:
+        """Monotonic time at which a waiting host becomes ready (None: none is waiting)."""
+        if self._ready:
+            return self.clock.monotonic()
+        return self._timed[0][0] if self._timed else None
+
+    def idle(self) -> bool:
+        """No host is ready or waiting for its delay."""
+        return not self._ready and not self._timed

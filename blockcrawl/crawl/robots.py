@@ -11,7 +11,7 @@ class HostRules:
     """What robots.txt says for one host. `parser` None means allow everything."""
 
     parser: Protego | None = None
-    disallow_all: bool = False  # robots.txt unreachable (5xx / network error): RFC 9309 says stay out
+    disallow_all: bool = False  # robots.txt unreachable (5xx, network error, unreadable body): RFC 9309 says stay out
     crawl_delay: float = 0.0
     sitemaps: list[str] = field(default_factory=list)
 
@@ -28,13 +28,20 @@ def agent_token(user_agent: str) -> str:
     return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
 
 
+# RFC 9309 2.5: a crawler must parse at least the first 500 KiB; the rest is ignored, so robots.txt
+# is fetched with this cap and cut there (fetch truncate=True), never refused for its size.
+ROBOTS_MAX_BYTES = 512 * 1024
+
+
 def rules_from_response(status: int | None, body: bytes | None, agent: str) -> HostRules:
-    """Rules from a robots.txt fetch: 2xx parse; 4xx (none) allow all; 5xx or no answer disallow all."""
-    if status is None or status >= 500:
+    """Rules from a robots.txt fetch: 2xx parse; 4xx (none) allow all; 5xx, no answer, or a 2xx
+    whose body could not be read (a decompression bomb, a body stalled until the timeout) disallow
+    all: an unreadable robots.txt may forbid everything, so it is not taken as allowing everything."""
+    if status is None or status >= 500 or (200 <= status < 300 and body is None):
         return HostRules(disallow_all=True)
     if status >= 400 or body is None:
         return HostRules()
-    text = body[:512 * 1024].decode("utf-8", "replace")
+    text = body[:ROBOTS_MAX_BYTES].decode("utf-8", "replace")
     try:
         p = Protego.parse(text)
     except Exception:  # noqa: BLE001 - a robots.txt protego cannot read restricts nothing

@@ -1,0 +1,105 @@
+"""The seams of the crawl engine: what it needs from a fetcher, a frontier, a clock, a page
+analyser and a progress listener. The engine (crawl.crawler) imports only these protocols; the
+implementations are injected (defaults: fetch.AiohttpFetcher, frontier.Frontier on the store's
+SQLite file, clock.SystemClock, process.Analyzer, progress.TqdmProgress). Adding a fetcher (an
+in-memory one: crawl.memfetch; a headless browser later) touches no engine file.
+"""
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol, Self
+
+if TYPE_CHECKING:
+    from .config import CrawlStats
+    from .fetch import FetchResult
+    from .frontier import Item
+    from .process import PageOut
+
+
+class Fetcher(Protocol):
+    """One HTTP GET per call, never raising for what the network or the server does: every
+    failure is a FetchResult with `error` set (timeout, dns, connect, too_large, bomb, ...).
+
+    accept:    media types whose body is read; another Content-Type gives error "content_type"
+               without reading the body (None: any).
+    follow:    follow redirects inside the fetcher (robots.txt only; pages' redirects go back to
+               the engine, which sends each hop through robots and politeness).
+    gate:      the politeness gate of the host (Scheduler.turn): awaited once the connection is
+               ready, right before the request head is sent, so the delay is measured the way
+               the server sees it.
+    on_sent:   called when the request head has left; later requests to the host count from then.
+    max_bytes: the size cap for this request (default: the fetcher's own).
+    truncate:  a body over max_bytes is cut there and returned (robots.txt), not an error.
+    """
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None: ...
+
+    async def get(self, url: str, *, accept: tuple[str, ...] | None, follow: bool = False,
+                  gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
+                  max_bytes: int | None = None, truncate: bool = False) -> FetchResult: ...
+
+
+class Frontier(Protocol):
+    """Every URL the crawl accepted, its state (QUEUED, IN_FLIGHT, DONE, FAILED, SKIPPED in
+    crawl.frontier), the crawl log and a few meta values (the seeds, for --resume).
+
+    The engine keeps the "next ready URL" in the Scheduler's per-host queues in memory and uses
+    the frontier as the durable record: `add` when a URL is accepted, `mark` on each state
+    change, `restore` after a crash (in_flight rows go back to queued). Writes become durable at
+    the store's commit (the page and its frontier rows in one transaction).
+
+    A frontier shared by many worker processes (Redis) implements the same methods: `add` as
+    SADD on the seen-set plus a per-host list, `mark` as a hash update, `restore` returning only
+    the items of the hosts this worker leases (hosts partitioned by a hash of the host name, or
+    leased with SET NX and a TTL, so that per-host politeness stays in one process), and
+    `seen_urls` replaced by a membership test on the shared set (the engine only needs `in`).
+    """
+
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+    def reset(self) -> None: ...
+    def size(self) -> int: ...
+    def seen_urls(self) -> set[str]: ...
+    def restore(self) -> list[Item]: ...
+    def add(self, items: Iterable[Item]) -> None: ...
+
+    def mark(self, url: str, state: int, status: int | None = None, error: str | None = None,
+             attempts: int | None = None, not_before: float = 0.0) -> None: ...
+
+    def log(self, url: str, event: str, status: int | None = None, error: str | None = None,
+            detail: str = "", nbytes: int = 0, elapsed: float = 0.0) -> None: ...
+
+
+class Clock(Protocol):
+    """Time as the engine sees it. Sleeping goes through the running event loop (asyncio.sleep,
+    wait_for), whose time a fake clock replaces too (clock.FakeClock.run)."""
+
+    def monotonic(self) -> float: ...
+    def time(self) -> float: ...
+
+
+class Analyzer(Protocol):
+    """Parses a fetched page off the event loop: links and the blocks/chunks of the site's pipeline."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(self, *exc: object) -> None: ...
+    async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None: ...
+
+    async def analyse(self, site: str, body: bytes, url: str, content_type: str | None,
+                      links: bool) -> PageOut: ...
+
+
+class CrawlListener(Protocol):
+    """Told about the crawl's progress (the progress bar is one)."""
+
+    def page(self, stats: CrawlStats) -> None: ...
+
+    def tick(self, stats: CrawlStats, inflight: int, queues: Callable[[], list[tuple[int, str]]]) -> None:
+        """Called after each request; `queues()` (URLs waiting, host) costs a walk over the hosts,
+        so a listener calls it only when it redraws."""
+
+    def close(self, stats: CrawlStats) -> None: ...

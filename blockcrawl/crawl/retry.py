@@ -1,0 +1,88 @@
+"""Retry and redirect decisions as pure functions (table-tested in tests/test_crawl_policy.py).
+
+The randomness of the back-off (jitter) is an argument, so a test can pin it; the engine passes
+random.random().
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+RETRY_ERRORS = frozenset({"timeout", "connect", "disconnect", "dns"})
+MAX_RETRY_WAIT = 600.0  # a server asking for a longer pause gets its URL recorded as failed
+
+
+def retryable(status: int | None, error: str | None) -> bool:
+    """An answer that may pass if asked again: 408/425/429/5xx, or no answer for a network reason."""
+    if status is not None:
+        return status in RETRY_STATUS
+    return error in RETRY_ERRORS
+
+
+def backoff_wait(backoff: float, attempt: int, jitter: float) -> float:
+    """Seconds before retry number `attempt` (1, 2, ...): backoff doubling, times 0.75-1.25
+    (jitter in [0, 1)) so that URLs failing together do not come back together."""
+    return backoff * 2.0 ** (attempt - 1) * (0.75 + 0.5 * jitter)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDecision:
+    """retry: ask again after `wait` s; else give_up: a failure message (None: not an error to retry,
+    let the caller handle the answer)."""
+
+    retry: bool = False
+    wait: float = 0.0
+    give_up: str | None = None
+
+
+NO_RETRY = RetryDecision()
+
+
+def decide_retry(status: int | None, error: str | None, retry_after: float | None, attempts: int,
+                 retries: int, backoff: float, jitter: float, stopping: bool = False) -> RetryDecision:
+    """What to do with an answer after `attempts` earlier retries of the URL."""
+    if not retryable(status, error):
+        return NO_RETRY
+    if retry_after is not None and retry_after > MAX_RETRY_WAIT:
+        return RetryDecision(give_up=f"Retry-After {retry_after:.0f} s is beyond {MAX_RETRY_WAIT:.0f} s")
+    # A timed-out request is retried once at most: a server too slow twice in a row is slow, not
+    # unlucky, and each try holds a host slot for the whole timeout.
+    limit = min(retries, 1) if error == "timeout" else retries
+    if attempts >= limit or stopping:
+        return NO_RETRY
+    wait = retry_after if retry_after is not None else backoff_wait(backoff, attempts + 1, jitter)
+    return RetryDecision(retry=True, wait=wait)
+
+
+def robots_failed(status: int | None, error: str | None, has_body: bool) -> bool:
+    """A robots.txt fetch that tells nothing (RFC 9309 2.3.1.3-4: "unreachable"): no answer, a 5xx,
+    or a 2xx whose body could not be read (over the size cap, a decompression bomb, a body that
+    stalled until the timeout). Such a host is treated as disallowed until robots.txt is read."""
+    if status is None or status >= 500:
+        return True
+    return 200 <= status < 300 and not has_body
+
+
+def robots_retry(status: int | None, error: str | None, has_body: bool) -> bool:
+    """Whether to fetch robots.txt again: it failed, and not because the name does not resolve."""
+    return robots_failed(status, error, has_body) and error != "dns"
+
+
+def redirect_problem(target_key: str, chain: set[str], hops: int, max_redirects: int) -> str | None:
+    """"redirect loop" when the target is already on the chain that led here, "too many redirects"
+    when following it would make the chain longer than max_redirects; else None."""
+    if target_key in chain:
+        return "redirect loop"
+    if hops + 1 > max_redirects:
+        return "too many redirects"
+    return None
+
+
+def redirect_chain(url: str, via: str | None, via_of: Mapping[str, str]) -> set[str]:
+    """The URLs of the redirect chain ending at url (each hop's `via`), cut at the first repeat."""
+    chain, u = {url}, via
+    while u is not None and u not in chain:
+        chain.add(u)
+        u = via_of.get(u)
+    return chain
