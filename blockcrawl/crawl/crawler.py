@@ -29,7 +29,7 @@ from ..store import Store
 from .fetch import HTML_TYPES, Fetcher, FetchResult, decompress
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Frontier, Item
 from .politeness import DELAY_MARGIN, Host, Scheduler
-from .process import Analyzer, PipelineSpec
+from .process import CRAWL_DEFAULT, Analyzer, PipelineConfig
 from .robots import agent_token, rules_from_response
 from .traps import DEFAULT_DATE_HOPS, dated, pathological
 from .traps import trail as trail_of
@@ -118,14 +118,14 @@ def make_item(url: str, depth: int, kind: str = "page", **kw) -> Item:
 
 
 class Crawler:
-    def __init__(self, store: Store, config: CrawlConfig, spec: PipelineSpec | None = None) -> None:
+    def __init__(self, store: Store, config: CrawlConfig, spec: PipelineConfig | None = None) -> None:
         self.store, self.cfg = store, config
         self.frontier = Frontier(store.db)
         self.stats = CrawlStats()
         self.sched = Scheduler(config.per_host, config.delay)
         self.resolver = Resolver()
         self.agent = agent_token(config.user_agent)
-        self.spec = spec or PipelineSpec()
+        self.spec = spec or CRAWL_DEFAULT.replace(max_bytes=config.max_bytes)
         self._primed: set[str] = set()
         self._include = [re.compile(p) for p in config.include]
         self._exclude = [re.compile(p) for p in config.exclude]
@@ -633,6 +633,6 @@ class Crawler:
         self._bar.set_postfix_str(f"err {self.stats.errors} inflight {len(self._inflight)} queue {q}", refresh=False)
 
 
-def crawl(store: Store, config: CrawlConfig, spec: PipelineSpec | None = None) -> CrawlStats:
+def crawl(store: Store, config: CrawlConfig, spec: PipelineConfig | None = None) -> CrawlStats:
     """Run a crawl to completion (or until a limit or a signal stops it)."""
     return asyncio.run(Crawler(store, config, spec).run())
