@@ -100,7 +100,13 @@ def tokenizer_for(name: str) -> Tokenizer:
     per site; loading the model tokenizer takes ~50 ms and a few MB each time)."""
     tok = _TOKENIZERS.get(name)
     if tok is None:
-        tok = _TOKENIZERS[name] = get_tokenizer(name)
+        try:
+            tok = get_tokenizer(name)
+        except ConfigError:
+            raise
+        except Exception as e:
+            raise ConfigError(f"tokenizer {name!r} cannot be loaded: {e}") from e
+        _TOKENIZERS[name] = tok
     return tok
 
 

@@ -7,8 +7,8 @@ import os
 import re
 import sys
 
-from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
-from ..pipeline import DEFAULTS, PipelineConfig
+from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE
+from ..pipeline import DEFAULTS, PipelineConfig, tokenizer_for
 
 EXAMPLES = """examples:
   blockcrawl crawl https://example.org/ --store site.db
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
     try:
-        get_tokenizer(args.tokenizer)  # fail here, not in a worker
+        tokenizer_for(args.tokenizer)  # fail here, not in a worker
     except (OSError, ValueError) as e:
         return err(f"tokenizer: {e}")
     cpus = os.cpu_count() or 1
