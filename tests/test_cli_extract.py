@@ -190,14 +190,20 @@ def test_url_fetch_has_a_total_timeout():
         while not stop.wait(0.1):
             c.sendall(b"a")
 
-    srv = _RawServer(trickle)
-    t0 = time.monotonic()
-    try:
-        r = run("extract", f"http://127.0.0.1:{srv.port}/", "--mode", "text", "--timeout", "1.5")
-    finally:
-        srv.close()
-    took = time.monotonic() - t0
-    err = r.stderr.decode()
-    assert r.returncode == 1 and "timed out" in err and len(err.strip().splitlines()) == 1, err
-    assert took < 15, took  # interpreter start-up included
+    def trickle_headers(c, stop):
+        c.sendall(b"HTTP/1.1 200 OK\r\n")
+        while not stop.wait(0.1):
+            c.sendall(b"X-Slow: 1\r\n")
+
+    for handler in (trickle, trickle_headers):
+        srv = _RawServer(handler)
+        t0 = time.monotonic()
+        try:
+            r = run("extract", f"http://127.0.0.1:{srv.port}/", "--mode", "text", "--timeout", "1.5")
+        finally:
+            srv.close()
+        took = time.monotonic() - t0
+        err = r.stderr.decode()
+        assert r.returncode == 1 and "timed out" in err and len(err.strip().splitlines()) == 1, err
+        assert took < 15, took  # interpreter start-up included
 

@@ -110,13 +110,36 @@ def gunzip(data: bytes, limit: int) -> bytes:
 
 
 def fetch(url: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]:
-    """GET url within timeout seconds in total: urllib's timeout bounds each socket operation,
-    so a server sending a byte a second was read for as long as it liked (61 s, exit 0)."""
-    from ..crawl.crawler import (
-        DEFAULT_USER_AGENT,  # one user agent for the whole project
-    )
+    """GET url within timeout seconds in total. urllib's timeout bounds each socket operation, so a
+    server sending a byte a second was read for as long as it liked (61 s, exit 0); the body is
+    read in pieces against a deadline, and the whole request (name lookup, headers trickled in
+    too) runs in a daemon thread that is abandoned at the deadline."""
+    import threading
 
     deadline = time.monotonic() + timeout
+    result: list[tuple[bytes, str, str | None] | BaseException] = []
+
+    def work() -> None:
+        try:
+            result.append(_fetch(url, limit, timeout, deadline))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            result.append(e)
+
+    t = threading.Thread(target=work, daemon=True, name="blockcrawl-fetch")
+    t.start()
+    t.join(timeout)
+    if not result:
+        raise InputError(f"timed out after {timeout:g} s (--timeout)")
+    r = result[0]
+    if isinstance(r, BaseException):
+        raise r
+    return r
+
+
+def _fetch(url: str, limit: int, timeout: float, deadline: float) -> tuple[bytes, str, str | None]:
+    # one user agent for the whole project
+    from ..crawl.crawler import DEFAULT_USER_AGENT
+
     req = urllib.request.Request(url, headers={"User-Agent": DEFAULT_USER_AGENT})
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         parts: list[bytes] = []
@@ -156,7 +179,7 @@ def _read(item: str, limit: int, timeout: float) -> tuple[bytes, str, str | None
     return data, path.resolve().as_uri(), None
 
 
-def _write(res: PageResult, mode: str, fmt: str, out) -> None:
+def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
     if mode == "text":
         if fmt == "jsonl":
             out.write(json.dumps({"url": res.url, "title": res.title, "text": res.text}, ensure_ascii=False) + "\n")

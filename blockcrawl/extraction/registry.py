@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 
-if TYPE_CHECKING:  # the Dom type only: importing parse here would slow nothing, but keep it lazy
+if TYPE_CHECKING:  # types only: importlib.metadata is imported when a plug-in is looked up
+    from importlib.metadata import EntryPoint
+
     from ..parse import Dom
 
 Mask = Sequence[bool] | None
@@ -113,11 +115,11 @@ _BUILTIN: tuple[Algorithm, ...] = (
 # name -> Algorithm: the built-in algorithms (read-only; plug-ins are in algorithms()).
 ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType({a.name: a for a in _BUILTIN})
 
-_plugins: dict[str, Any] | None = None  # name -> EntryPoint, read once per process
+_plugins: dict[str, EntryPoint] | None = None  # name -> entry point, read once per process
 _loaded: dict[str, Algorithm] = {}
 
 
-def _entry_points() -> dict[str, Any]:
+def _entry_points() -> dict[str, EntryPoint]:
     global _plugins
     if _plugins is None:
         from importlib.metadata import entry_points
@@ -158,7 +160,7 @@ def get(name: str) -> Algorithm:
     algo = _loaded.get(name)
     if algo is not None:
         return algo
-    ep = _entry_points().get(validate(name))
+    ep = _entry_points()[validate(name)]
     try:
         obj = ep.load()
     except Exception as e:
