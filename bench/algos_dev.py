@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from blockcrawl.extraction import blocks_from_dom
-from blockcrawl.extraction.registry import ALGORITHMS, SITE_ALGORITHMS, get_selector
+from blockcrawl.extraction.registry import ALGORITHMS, get_selector, is_site
 from blockcrawl.parse import load
 
 DEFAULT_BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
@@ -36,7 +36,7 @@ def text_of(dom, keep) -> str:
 def run(algo: str, doms: dict[str, object], hosts: dict[str, str]) -> tuple[dict[str, str], float]:
     t0 = time.perf_counter()
     out: dict[str, str] = {}
-    if algo in SITE_ALGORITHMS:
+    if is_site(algo):
         select_site = get_selector(algo)
         groups: dict[str, list[str]] = defaultdict(list)
         for pid, host in hosts.items():

@@ -11,7 +11,6 @@ time is the whole call from raw bytes (decode + parse + select + blocks + text f
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import statistics
@@ -32,18 +31,16 @@ DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval")
 def selector_algorithms() -> list[str]:
     """Registered algorithms that work page by page (those exposing only select_site are skipped)."""
     names = []
-    for name, target in ALGORITHMS.items():
-        module_name, func = target.split(":")
+    for name, algo in ALGORITHMS.items():
+        if algo.is_site:
+            print(f"skipping {name}: needs a set of pages (select_site)", file=sys.stderr)
+            continue
         try:
-            module = importlib.import_module(module_name)
+            algo.page_selector()
         except ImportError as e:
             print(f"skipping {name}: {e}", file=sys.stderr)
             continue
-        site_only = func == "select_site" or (hasattr(module, "select_site") and not hasattr(module, "select"))
-        if site_only:
-            print(f"skipping {name}: needs a set of pages (select_site)", file=sys.stderr)
-        elif callable(getattr(module, func, None)):
-            names.append(name)
+        names.append(name)
     return names
 
 

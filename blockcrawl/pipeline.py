@@ -1,46 +1,150 @@
 """One page through the stages: parse -> extract -> dedup -> chunk. Site state (the set of
 blocks already seen) lives in the SitePipeline, so pages of a site must go through one instance
-in the order they were seen."""
+in the order they were seen.
+
+`PipelineConfig` is the one description of that pipeline: blockcrawl.extract(), SitePipeline,
+the crawl workers (it is what they are sent: small and picklable) and both CLIs build from it, so
+a default lives in one place (the algorithm default used to be 'auto' in the CLIs and SitePipeline
+but 'all' in the crawl's PipelineSpec).
+"""
 from __future__ import annotations
 
-from .errors import ConfigError
-
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
 
-from .chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, Deduper, Tokenizer, chunk_blocks, chunk_plain, default_tokenizer
-from .extraction import blocks_from_dom, dom_text
-from .extraction.api import blocks_text
-from .extraction.registry import Selector, page_selector, site_selector
+from .chunk import (
+    DEFAULT_OVERLAP,
+    DEFAULT_SIZE,
+    Deduper,
+    Tokenizer,
+    chunk_blocks,
+    chunk_plain,
+    get_tokenizer,
+)
+from .errors import ConfigError
+from .extraction import dom_text
+from .extraction.api import DEFAULT_ALGORITHM, blocks_text, main_content
+from .extraction.blocks import blocks_from_dom
+from .extraction.registry import Selector, get, validate
 from .parse import Dom, load
 from .records import Block, Chunk
 
 MODES = ("blocks", "plain", "text", "main")
+TOKENIZER_NAMES = ("model", "words")
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # largest body after decompression (crawl --max-bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineConfig:
+    """How to turn pages into blocks and chunks; validated on construction (ConfigError).
+
+    mode: blocks (every block, chunked), main (main-content blocks by `algorithm`, chunked),
+    plain (the page text in fixed chunks, the baseline), text (the page text, no chunks).
+    tokenizer: 'model' (the embedding model's, or words if not installed), 'words', or the path
+    of a tokenizer.json. extract False: parse for links and title only (crawl --no-extract).
+    max_bytes: largest body a page may decompress to (a gzip file served as text/html).
+    """
+
+    mode: str = "blocks"
+    algorithm: str = DEFAULT_ALGORITHM
+    chunk_size: int = DEFAULT_SIZE
+    overlap: int = DEFAULT_OVERLAP
+    tokenizer: str = "model"
+    dedup: bool = True
+    near_dedup: bool = True
+    full_path: bool = False
+    extract: bool = True
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if not isinstance(self.algorithm, str):
+            raise ConfigError(f"algorithm must be a name, not {self.algorithm!r}")
+        validate(self.algorithm)
+        for name in ("chunk_size", "overlap", "max_bytes"):
+            v = getattr(self, name)
+            # bool is an int, NaN and 2.0 are not: say so here, not deep inside the chunker
+            if isinstance(v, bool) or not isinstance(v, int):
+                shown = "NaN" if isinstance(v, float) and math.isnan(v) else repr(v)
+                raise ConfigError(f"{name} must be an integer, not {shown}")
+        if self.chunk_size < 1:
+            raise ConfigError(f"chunk_size must be at least 1, not {self.chunk_size}")
+        if not 0 <= self.overlap < self.chunk_size:
+            raise ConfigError(f"overlap must be >= 0 and < chunk_size ({self.chunk_size}), not {self.overlap}")
+        if self.max_bytes < 1:
+            raise ConfigError(f"max_bytes must be at least 1, not {self.max_bytes}")
+        if not isinstance(self.tokenizer, str) or not (
+                self.tokenizer in TOKENIZER_NAMES or Path(self.tokenizer).is_file()):
+            raise ConfigError(f"unknown tokenizer {self.tokenizer!r}: use 'model', 'words' or a tokenizer.json path")
+        for name in ("dedup", "near_dedup", "full_path", "extract"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"{name} must be True or False, not {getattr(self, name)!r}")
+
+    def replace(self, **changes: Any) -> PipelineConfig:
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+
+CONFIG_FIELDS = frozenset(f.name for f in fields(PipelineConfig))
+DEFAULTS = PipelineConfig()  # the defaults, for CLI options (a slotted class hides them)
+
+_TOKENIZERS: dict[str, Tokenizer] = {}
+
+
+def tokenizer_for(name: str) -> Tokenizer:
+    """One tokenizer per name per process, shared by every pipeline (a worker runs one pipeline
+    per site; loading the model tokenizer takes ~50 ms and a few MB each time)."""
+    tok = _TOKENIZERS.get(name)
+    if tok is None:
+        try:
+            tok = get_tokenizer(name)
+        except ConfigError:
+            raise
+        except Exception as e:
+            raise ConfigError(f"tokenizer {name!r} cannot be loaded: {e}") from e
+        _TOKENIZERS[name] = tok
+    return tok
 
 
 @dataclass(slots=True)
 class PageResult:
     url: str | None
     title: str
-    text: str  # page text (mode text/plain) or the kept blocks joined
+    # mode text/plain: the page text; main: the main text as extract() gives it, site dedup or
+    # not (the crawl hashes it: an unchanged page keeps its hash); blocks: the new blocks' texts
+    text: str
     blocks: list[Block] = field(default_factory=list)  # new blocks (duplicates removed)
     chunks: list[Chunk] = field(default_factory=list)
     duplicates: int = 0  # blocks dropped as already seen on the site
 
 
 class SitePipeline:
-    def __init__(self, mode: str = "blocks", chunk_size: int = DEFAULT_SIZE,
-                 overlap: int = DEFAULT_OVERLAP, tokenizer: Tokenizer | None = None,
-                 dedup: bool = True, near_dedup: bool = True, full_path: bool = False,
-                 selector: Selector | None = None, algorithm: str = "auto") -> None:
-        if mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)}")
-        self.mode, self.chunk_size, self.overlap = mode, chunk_size, overlap
-        self.tokenizer = tokenizer or default_tokenizer()
-        self.deduper = Deduper(near=near_dedup) if dedup else None
-        if mode == "main" and selector is None:
-            selector = page_selector(algorithm, for_blocks=True)
-        self.full_path, self.selector, self.algorithm = full_path, selector, algorithm
+    """SitePipeline(config), or SitePipeline(mode=..., chunk_size=...) with PipelineConfig's
+    fields as keywords (over config's, if both). tokenizer may also be a Tokenizer object, and
+    selector a page selector that replaces the algorithm's."""
+
+    def __init__(self, config: PipelineConfig | None = None, *, tokenizer: Tokenizer | str | None = None,
+                 selector: Selector | None = None, **fields_: Any) -> None:
+        unknown = set(fields_) - CONFIG_FIELDS
+        if unknown:
+            raise TypeError(f"SitePipeline got unknown keywords {', '.join(sorted(unknown))}")
+        if isinstance(tokenizer, str):
+            fields_["tokenizer"] = tokenizer
+        cfg = config or DEFAULTS
+        self.config = replace(cfg, **fields_) if fields_ else cfg
+        c = self.config
+        self.mode, self.chunk_size, self.overlap = c.mode, c.chunk_size, c.overlap
+        self.full_path, self.algorithm = c.full_path, c.algorithm
+        self.tokenizer = tokenizer if tokenizer is not None and not isinstance(tokenizer, str) \
+            else tokenizer_for(c.tokenizer)
+        self.deduper = Deduper(near=c.near_dedup) if c.dedup else None
+        if selector is None and c.mode == "main":
+            selector = get(c.algorithm).page_selector()
+        self.selector = selector
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
         return self.process_dom(load(html, url, content_type))
@@ -51,7 +155,7 @@ class SitePipeline:
         doms = [load(html, url, ctype) for html, url, ctype in pages]
         if self.mode != "main":
             return [self.process_dom(d) for d in doms]
-        masks = site_selector(self.algorithm)(doms)
+        masks = get(self.algorithm).site_selector()(doms)
         return [self.process_dom(d, keep) for d, keep in zip(doms, masks)]
 
     def process_dom(self, dom: Dom, keep: Sequence[bool] | None | object = ...) -> PageResult:
@@ -62,11 +166,18 @@ class SitePipeline:
             text = dom_text(dom)
             chunks = chunk_plain(text, url, self.chunk_size, self.overlap, self.tokenizer) if self.mode == "plain" else []
             return PageResult(url, title, text, chunks=chunks)
-        if keep is ...:
-            keep = self.selector(dom) if self.selector and len(dom) else None
-        blocks = blocks_from_dom(dom, keep=keep, full_path=self.full_path)
+        text = ""
+        if self.mode == "main":  # the path extract() takes (extraction.api): the same text
+            blocks, text = main_content(dom, self.algorithm, self.full_path, keep, self.selector)
+        else:
+            if keep is ...:
+                keep = self.selector(dom) if self.selector and len(dom) else None
+            blocks = blocks_from_dom(dom, keep=keep, full_path=self.full_path)  # type: ignore[arg-type]
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)
-        # main mode: the article's text, each heading once (blocks_text); blocks mode: block texts
-        text = blocks_text(new) if self.mode == "main" else "\n\n".join(b.text for b in new)
+        if self.mode != "main":
+            text = "\n\n".join(b.text for b in new)
         return PageResult(url, title, text, new, chunks, len(blocks) - len(new))
+
+
+__all__ = ["DEFAULTS", "MODES", "PageResult", "PipelineConfig", "SitePipeline", "blocks_text", "tokenizer_for"]

@@ -60,8 +60,8 @@ town council will meet on Monday to decide how the clean-up is paid for.</p>
 
 
 def test_auto_is_registered_and_default():
-    assert ALGORITHMS["auto"] == "blockcrawl.extraction.auto:select"
-    assert get_selector("auto") is select
+    assert ALGORITHMS["auto"].page == "blockcrawl.extraction.auto:select"
+    assert get_selector("auto") is select and ALGORITHMS["auto"].page_selector() is select
     assert blockcrawl.extract("<p>x</p>").algorithm == "auto"
 
 

@@ -59,9 +59,9 @@ def test_deep_page():
 
 
 def test_every_page_selector_keeps_a_lone_paragraph_and_survives_odd_input():
-    from blockcrawl.extraction.registry import ALGORITHMS, SITE_ALGORITHMS
+    from blockcrawl.extraction.registry import ALGORITHMS
     names = [n for n in ("tps", "tps-text", "cepr", "cetr") if n in ALGORITHMS]
-    assert len(names) == 4 and not SITE_ALGORITHMS & set(names)
+    assert len(names) == 4 and not any(ALGORITHMS[n].is_site for n in names)
     for name in names:
         sel = get_selector(name)
         dom = load("<html><body><p>Only one paragraph here.</p></body></html>")

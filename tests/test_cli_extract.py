@@ -78,3 +78,132 @@ def test_template_algorithm_sees_the_pages_as_one_site(tmp_path):
         assert body in out
     # the parts the three pages share are template, removed on every page
     assert "Subscribe to the weekly letter" not in out and "Copyright Springfield" not in out
+
+
+# --------------------------------------------------------------------------- faults: one line each
+def _gz(path: Path, data: bytes) -> Path:
+    import gzip
+
+    path.write_bytes(gzip.compress(data, 9))
+    return path
+
+
+def test_gzip_bomb_is_bounded_by_max_bytes(tmp_path):
+    """A 2 MB .html.gz used to inflate without limit (2.18 GB); now --max-bytes (10 MiB) caps it."""
+    bomb = _gz(tmp_path / "bomb.html.gz", b"<p>" + b"a" * 30_000_000)  # 30 MB from ~30 KB
+    (tmp_path / "ok.html").write_text("<p>fine</p>", encoding="utf-8")
+    r = run("extract", str(bomb), str(tmp_path / "ok.html"), "--mode", "text", "--format", "text")
+    assert r.returncode == 1 and b"fine" in r.stdout
+    err = r.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "bomb.html.gz" in err[0] and "--max-bytes" in err[0]
+    small = _gz(tmp_path / "small.html.gz", b"<p>" + b"b" * 5000 + b"</p>")
+    assert run("extract", str(small), "--mode", "text", "--max-bytes", "4000").returncode == 1
+    r = run("extract", str(small), "--mode", "text", "--format", "text", "--max-bytes", "6000")
+    assert r.returncode == 0 and r.stdout.decode().strip() == "b" * 5000
+
+
+def test_truncated_gzip_is_one_line_and_the_other_files_still_run(tmp_path):
+    whole = _gz(tmp_path / "a.html.gz", PAGE1.encode())
+    cut = tmp_path / "b.html.gz"
+    cut.write_bytes(whole.read_bytes()[: len(whole.read_bytes()) // 2])
+    (tmp_path / "junk.html.gz").write_bytes(b"not gzip at all")
+    r = run("extract", str(tmp_path), "--mode", "text", "--format", "text")
+    assert r.returncode == 1 and "Traceback" not in r.stderr.decode()
+    err = r.stderr.decode().strip().splitlines()
+    assert len(err) == 2 and "b.html.gz" in err[0] and "truncated" in err[0] and "junk.html.gz" in err[1]
+    assert b"Germany" in r.stdout  # a.html.gz
+
+
+def test_bad_tokenizer_and_options_exit_2_in_one_line(tmp_path):
+    (tmp_path / "ok.html").write_text("<p>fine</p>", encoding="utf-8")
+    bad_json = tmp_path / "tok.json"
+    bad_json.write_text("{not a tokenizer", encoding="utf-8")
+    for args, word in ((["--tokenizer", "nope"], "tokenizer"), (["--tokenizer", str(bad_json)], "tokenizer"),
+                       (["--timeout", "0"], "timeout"), (["--max-bytes", "0"], "max_bytes"),
+                       (["--mode", "main", "--algorithm", "nope"], "unknown algorithm")):
+        r = run("extract", str(tmp_path / "ok.html"), *args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and word in err and "Traceback" not in err, (args, err)
+        assert len(err.strip().splitlines()) == 1 and not r.stdout
+
+
+def test_empty_folder_says_so_and_exits_2(tmp_path):
+    (tmp_path / "notes.txt").write_text("not html", encoding="utf-8")
+    r = run("extract", str(tmp_path))
+    assert r.returncode == 2 and not r.stdout
+    assert str(tmp_path) in r.stderr.decode() and "no" in r.stderr.decode()
+
+
+class _RawServer:
+    """A TCP server on 127.0.0.1 answering every connection with handler(socket)."""
+
+    def __init__(self, handler) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.handler, self.stop = handler, threading.Event()
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _loop(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn) -> None:
+        try:
+            conn.recv(65536)
+            self.handler(conn, self.stop)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+def test_bad_status_line_is_one_line():
+    srv = _RawServer(lambda c, stop: c.sendall(b"HELLO THERE\r\n\r\n<p>x</p>"))
+    try:
+        r = run("extract", f"http://127.0.0.1:{srv.port}/", "--mode", "text")
+    finally:
+        srv.close()
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"127.0.0.1:{srv.port}" in err
+
+
+def test_url_fetch_has_a_total_timeout():
+    """A server trickling a byte every 0.1 s was read for as long as it liked (61 s, exit 0)."""
+    import time
+
+    def trickle(c, stop):
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<p>")
+        while not stop.wait(0.1):
+            c.sendall(b"a")
+
+    def trickle_headers(c, stop):
+        c.sendall(b"HTTP/1.1 200 OK\r\n")
+        while not stop.wait(0.1):
+            c.sendall(b"X-Slow: 1\r\n")
+
+    for handler in (trickle, trickle_headers):
+        srv = _RawServer(handler)
+        t0 = time.monotonic()
+        try:
+            r = run("extract", f"http://127.0.0.1:{srv.port}/", "--mode", "text", "--timeout", "1.5")
+        finally:
+            srv.close()
+        took = time.monotonic() - t0
+        err = r.stderr.decode()
+        assert r.returncode == 1 and "timed out" in err and len(err.strip().splitlines()) == 1, err
+        assert took < 15, took  # interpreter start-up included
+

@@ -2,7 +2,7 @@
 import pytest
 
 from blockcrawl.extraction import blocks_from_dom, template
-from blockcrawl.extraction.registry import ALGORITHMS, SITE_ALGORITHMS, get_selector
+from blockcrawl.extraction.registry import ALGORITHMS, get_selector, is_site
 from blockcrawl.parse import load
 
 HEADER = ("<div class=top><a href=/>Home</a><a href=/news>News</a><a href=/sport>Sport</a></div>"
@@ -29,8 +29,8 @@ def tree(html: str) -> template.Tree:
 
 
 def test_registry_marks_template_as_a_site_algorithm():
-    assert "template" in ALGORITHMS and "template" in SITE_ALGORITHMS
-    assert "cepr" not in SITE_ALGORITHMS
+    assert "template" in ALGORITHMS and ALGORITHMS["template"].is_site and is_site("template+cepr")
+    assert not ALGORITHMS["cepr"].is_site and not is_site("cepr")
     assert get_selector("template") is template.select_site
 
 

@@ -7,7 +7,8 @@ import os
 import re
 import sys
 
-from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
+from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE
+from ..pipeline import DEFAULTS, PipelineConfig, tokenizer_for
 
 EXAMPLES = """examples:
   blockcrawl crawl https://example.org/ --store site.db
@@ -84,8 +85,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="largest body accepted, also after decompression (default 10 MiB)")
     g.add_argument("--max-redirects", type=_positive(int), default=10, metavar="N", help="longest redirect chain (default 10)")
     g = p.add_argument_group("extraction")
-    g.add_argument("--algorithm", default=None, metavar="NAME",
-                   help="main-content algorithm from blockcrawl.extraction.registry (default 'auto' if available, else 'all')")
+    g.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
+                   help="main-content algorithm from blockcrawl.extraction.registry "
+                        f"(default {DEFAULTS.algorithm!r}; 'all' keeps every block)")
     g.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, metavar="N", help=f"tokens per chunk (default {DEFAULT_SIZE})")
     g.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M", help=f"chunk overlap (default {DEFAULT_OVERLAP})")
     g.add_argument("--tokenizer", default="model", metavar="NAME", help="'model' (default), 'words', or a tokenizer.json")
@@ -102,10 +104,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..crawl import CrawlConfig, crawl
-    from ..crawl.process import PipelineSpec
     from ..crawl.urls import canonicalize
     from ..errors import ConfigError
-    from ..extraction.registry import ALGORITHMS, get_selector
     from ..store import Store
 
     err = lambda msg: (print(f"blockcrawl crawl: {msg}", file=sys.stderr), 2)[1]  # noqa: E731
@@ -119,23 +119,16 @@ def run(args: argparse.Namespace) -> int:
             re.compile(rx)
         except re.error as e:
             return err(f"bad regular expression {rx!r}: {e}")
-    if args.chunk_size < 1 or not 0 <= args.overlap < args.chunk_size:
-        return err("need --chunk-size >= 1 and 0 <= --overlap < --chunk-size")
-    algo = args.algorithm or ("auto" if "auto" in ALGORITHMS else "all")
-    try:
-        get_selector(algo)
-    except ValueError as e:
-        return err(str(e))
-    if args.per_host < 1 or args.concurrency < 1:
-        return err("--concurrency and --per-host must be at least 1")
+    # every extraction option is checked here, once (ConfigError: one line, exit 2)
+    spec = PipelineConfig(mode="main", algorithm=args.algorithm, chunk_size=args.chunk_size,
+                          overlap=args.overlap, tokenizer=args.tokenizer, dedup=not args.no_dedup,
+                          extract=not args.no_extract, max_bytes=args.max_bytes)
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
     try:
-        get_tokenizer(args.tokenizer)  # fail here, not in a worker
+        tokenizer_for(args.tokenizer)  # fail here, not in a worker
     except (OSError, ValueError) as e:
         return err(f"tokenizer: {e}")
-    spec = PipelineSpec(chunk_size=args.chunk_size, overlap=args.overlap, tokenizer=args.tokenizer,
-                        dedup=not args.no_dedup, algorithm=algo, extract=not args.no_extract)
     cpus = os.cpu_count() or 1
     workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
 

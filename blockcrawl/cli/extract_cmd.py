@@ -2,20 +2,29 @@
 from __future__ import annotations
 
 import argparse
-import gzip
+import http.client
 import json
 import sys
+import time
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
-from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE, get_tokenizer
 from ..extraction.blocks import outline
-from ..extraction.registry import ALGORITHMS, SITE_ALGORITHMS
-from ..pipeline import MODES, PageResult, SitePipeline
+from ..extraction.registry import ALGORITHMS, is_site
+from ..pipeline import DEFAULTS, MODES, PageResult, PipelineConfig, SitePipeline
 
-MAX_BYTES = 20 * 1024 * 1024
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
+READ_SIZE = 64 * 1024
+# What reading one input may raise: it is reported on one line and the next input is read.
+INPUT_ERRORS = (OSError, ValueError, EOFError, zlib.error, http.client.HTTPException)
+
+
+class InputError(ValueError):
+    """One input cannot be used (too large, truncated, timed out); the others still are."""
+
 
 EXAMPLES = """examples:
   blockcrawl extract page.html                      chunks of the page's blocks, JSON Lines
@@ -39,18 +48,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="FILE_OR_URL",
                    help="HTML file, folder of .html files, http(s) URL, or - for standard input")
-    p.add_argument("--mode", choices=MODES, default="blocks",
+    p.add_argument("--mode", choices=MODES, default=DEFAULTS.mode,
                    help="blocks: a block per section, chunked (default); main: the same for the "
                         "main content only (see --algorithm); plain: whole text in fixed "
                         "chunks (baseline); text: the page's plain text")
-    p.add_argument("--algorithm", default="auto", metavar="NAME",
+    p.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
                    help="main-content algorithm for --mode main: " + ", ".join(sorted(ALGORITHMS))
-                        + " (default auto)")
-    p.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, metavar="N",
-                   help=f"maximum tokens per chunk (default {DEFAULT_SIZE})")
-    p.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M",
-                   help=f"tokens shared by consecutive chunks of one block (default {DEFAULT_OVERLAP})")
-    p.add_argument("--tokenizer", default="model", metavar="NAME",
+                        + f" or an installed plug-in (default {DEFAULTS.algorithm})")
+    p.add_argument("--chunk-size", type=int, default=DEFAULTS.chunk_size, metavar="N",
+                   help=f"maximum tokens per chunk (default {DEFAULTS.chunk_size})")
+    p.add_argument("--overlap", type=int, default=DEFAULTS.overlap, metavar="M",
+                   help=f"tokens shared by consecutive chunks of one block (default {DEFAULTS.overlap})")
+    p.add_argument("--tokenizer", default=DEFAULTS.tokenizer, metavar="NAME",
                    help="'model' (the embedding model's tokenizer, default), 'words', or a tokenizer.json")
     p.add_argument("--format", choices=("jsonl", "text", "markdown"), default="jsonl", dest="fmt",
                    help="output format (default jsonl)")
@@ -58,6 +67,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="prefix blocks with the whole heading path ('Europe > Germany: ...')")
     p.add_argument("--no-dedup", action="store_true", help="keep blocks already seen on earlier pages")
     p.add_argument("--encoding", metavar="CHARSET", help="charset of file inputs, if known")
+    p.add_argument("--max-bytes", type=int, default=DEFAULTS.max_bytes, metavar="N",
+                   help="largest input, also after .gz decompression; larger inputs are skipped "
+                        f"(default {DEFAULTS.max_bytes // (1024 * 1024)} MiB)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                   help="total seconds to fetch one URL, however slowly it trickles in (default 30)")
     p.set_defaults(func=run)
 
 
@@ -65,30 +79,107 @@ def _expand(inputs: list[str]) -> Iterator[str]:
     for item in inputs:
         path = Path(item)
         if item != "-" and path.is_dir():
-            yield from (str(f) for f in sorted(path.rglob("*")) if f.name.lower().endswith(HTML_SUFFIXES))
+            found = False
+            for f in sorted(path.rglob("*")):
+                if f.name.lower().endswith(HTML_SUFFIXES) and f.is_file():
+                    found = True
+                    yield str(f)
+            if not found:
+                print(f"blockcrawl extract: no .html files in {item}", file=sys.stderr)
         else:
             yield item
 
 
-def _read(item: str) -> tuple[bytes, str, str | None]:
+def _read_limited(f: IO[bytes], limit: int, what: str) -> bytes:
+    data = f.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{what} is larger than --max-bytes {limit}")
+    return data
+
+
+def gunzip(data: bytes, limit: int) -> bytes:
+    """A .gz file's content, refused past limit bytes (a 2 MB file can inflate to 2 GB) or when
+    the stream is cut short (gzip.decompress would raise EOFError with a traceback)."""
+    d = zlib.decompressobj(31)
+    out = d.decompress(data, limit + 1)
+    if len(out) > limit or d.unconsumed_tail:
+        raise InputError(f"decompresses to more than --max-bytes {limit}")
+    if not d.eof:
+        raise InputError("truncated gzip file")
+    return out
+
+
+def fetch(url: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]:
+    """GET url within timeout seconds in total. urllib's timeout bounds each socket operation, so a
+    server sending a byte a second was read for as long as it liked (61 s, exit 0); the body is
+    read in pieces against a deadline, and the whole request (name lookup, headers trickled in
+    too) runs in a daemon thread that is abandoned at the deadline."""
+    import threading
+
+    deadline = time.monotonic() + timeout
+    result: list[tuple[bytes, str, str | None] | BaseException] = []
+
+    def work() -> None:
+        try:
+            result.append(_fetch(url, limit, timeout, deadline))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            result.append(e)
+
+    t = threading.Thread(target=work, daemon=True, name="blockcrawl-fetch")
+    t.start()
+    t.join(timeout)
+    if not result:
+        raise InputError(f"timed out after {timeout:g} s (--timeout)")
+    r = result[0]
+    if isinstance(r, BaseException):
+        raise r
+    return r
+
+
+def _fetch(url: str, limit: int, timeout: float, deadline: float) -> tuple[bytes, str, str | None]:
+    # one user agent for the whole project
+    from ..crawl.crawler import DEFAULT_USER_AGENT
+
+    req = urllib.request.Request(url, headers={"User-Agent": DEFAULT_USER_AGENT})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise InputError(f"timed out after {timeout:g} s (--timeout)")
+            sock = getattr(getattr(getattr(resp, "fp", None), "raw", None), "_sock", None)
+            if sock is not None:  # no single read may outlast the deadline either
+                sock.settimeout(left)
+            try:
+                part = resp.read1(READ_SIZE)
+            except TimeoutError:
+                raise InputError(f"timed out after {timeout:g} s (--timeout)") from None
+            if not part:
+                break
+            size += len(part)
+            if size > limit:
+                raise InputError(f"body is larger than --max-bytes {limit}")
+            parts.append(part)
+        return b"".join(parts), resp.geturl(), resp.headers.get("Content-Type")
+
+
+def _read(item: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]:
     """(body, url, content type) of one input."""
     if item == "-":
-        return sys.stdin.buffer.read(MAX_BYTES), "stdin", None
+        return _read_limited(sys.stdin.buffer, limit, "standard input"), "stdin", None
     if item.startswith(("http://", "https://")):
-        from ..crawl.crawler import DEFAULT_USER_AGENT  # one user agent for the whole project
-
-        req = urllib.request.Request(item, headers={"User-Agent": DEFAULT_USER_AGENT})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.read(MAX_BYTES), resp.geturl(), resp.headers.get("Content-Type")
+        return fetch(item, limit, timeout)
     path = Path(item)
     with open(path, "rb") as f:
-        data = f.read(MAX_BYTES)
-    if path.suffix == ".gz":
-        data = gzip.decompress(data)
+        if path.suffix == ".gz":  # compressed size is bounded by what it inflates to
+            data = gunzip(_read_limited(f, limit, "the file"), limit)
+        else:
+            data = _read_limited(f, limit, "the file")
     return data, path.resolve().as_uri(), None
 
 
-def _write(res: PageResult, mode: str, fmt: str, out) -> None:
+def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
     if mode == "text":
         if fmt == "jsonl":
             out.write(json.dumps({"url": res.url, "title": res.title, "text": res.text}, ensure_ascii=False) + "\n")
@@ -113,26 +204,28 @@ def _write(res: PageResult, mode: str, fmt: str, out) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.chunk_size < 1 or not 0 <= args.overlap < args.chunk_size:
-        print("blockcrawl extract: need --chunk-size >= 1 and 0 <= --overlap < --chunk-size", file=sys.stderr)
-        return 2
-    if args.algorithm not in ALGORITHMS:
-        print(f"blockcrawl extract: unknown algorithm {args.algorithm!r}; choose from "
-              f"{', '.join(sorted(ALGORITHMS))}", file=sys.stderr)
-        return 2
-    pipe = SitePipeline(mode=args.mode, algorithm=args.algorithm, chunk_size=args.chunk_size, overlap=args.overlap,
-                        tokenizer=get_tokenizer(args.tokenizer), dedup=not args.no_dedup,
-                        full_path=args.full_path)
-    failures = 0
+    """Exit 0: every input extracted; 1: some inputs could not be read (one stderr line each,
+    the others are still extracted); 2: nothing to do (a bad option, or no input found)."""
+    from ..errors import ConfigError
+
+    if args.timeout <= 0 or args.timeout != args.timeout:
+        raise ConfigError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    # every extraction option is checked here, once (ConfigError: one line, exit 2)
+    config = PipelineConfig(mode=args.mode, algorithm=args.algorithm, chunk_size=args.chunk_size,
+                            overlap=args.overlap, tokenizer=args.tokenizer, dedup=not args.no_dedup,
+                            full_path=args.full_path, max_bytes=args.max_bytes)
+    pipe = SitePipeline(config)
+    failures = inputs = 0
     out = sys.stdout
     # Site algorithms (template clustering) need every page before the first result.
-    site = args.mode == "main" and args.algorithm in SITE_ALGORITHMS
+    site = args.mode == "main" and is_site(args.algorithm)
     pending: list[tuple[bytes, str, str | None]] = []
     for item in _expand(args.inputs):
+        inputs += 1
         try:
-            data, url, ctype = _read(item)
-        except (OSError, ValueError) as e:
-            print(f"blockcrawl extract: skipped {item}: {e}", file=sys.stderr)
+            data, url, ctype = _read(item, config.max_bytes, args.timeout)
+        except INPUT_ERRORS as e:
+            print(f"blockcrawl extract: skipped {item}: {e or type(e).__name__}", file=sys.stderr)
             failures += 1
             continue
         if args.encoding:
@@ -143,4 +236,7 @@ def run(args: argparse.Namespace) -> int:
             _write(pipe.process(data, url, ctype), args.mode, args.fmt, out)
     for res in pipe.process_site(pending) if site else ():
         _write(res, args.mode, args.fmt, out)
+    if not inputs:
+        print("blockcrawl extract: no input: no HTML file found in " + ", ".join(args.inputs), file=sys.stderr)
+        return 2
     return 1 if failures else 0

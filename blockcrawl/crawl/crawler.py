@@ -41,7 +41,7 @@ from .policy import (
     scope_of,
 )
 from .politeness import Scheduler
-from .process import PipelineSpec
+from .process import CRAWL_DEFAULT, PipelineConfig
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
@@ -58,7 +58,7 @@ __all__ = ["DEFAULT_USER_AGENT", "CrawlConfig", "CrawlStats", "Crawler", "crawl"
 
 
 class Crawler:
-    def __init__(self, store: Store, config: CrawlConfig, spec: PipelineSpec | None = None, *,
+    def __init__(self, store: Store, config: CrawlConfig, spec: PipelineConfig | None = None, *,
                  fetcher: Fetcher | None = None, frontier: Frontier | None = None, clock: Clock | None = None,
                  analyzer: Analyzer | None = None, listeners: Sequence[CrawlListener] | None = None) -> None:
         """fetcher, frontier, clock, analyzer: injected components (protocols.py); by default the
@@ -69,7 +69,7 @@ class Crawler:
             frontier = store.frontier()
         self.frontier: Frontier = frontier
         self.clock: Clock = clock or SystemClock()
-        self.spec = spec or PipelineSpec()
+        self.spec = spec or CRAWL_DEFAULT.replace(max_bytes=config.max_bytes)
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
         self.stats = CrawlStats()
         self.agent = agent_token(config.user_agent)
@@ -515,6 +515,6 @@ class Crawler:
             listener.page(st)
 
 
-def crawl(store: Store, config: CrawlConfig, spec: PipelineSpec | None = None) -> CrawlStats:
+def crawl(store: Store, config: CrawlConfig, spec: PipelineConfig | None = None) -> CrawlStats:
     """Run a crawl to completion (or until a limit or a signal stops it)."""
     return asyncio.run(Crawler(store, config, spec).run())

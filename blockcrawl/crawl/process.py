@@ -12,43 +12,19 @@ import asyncio
 import hashlib
 import multiprocessing
 import os
-import signal
-import threading
-import time
+import pickle
 import zlib
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..pipeline import SitePipeline
+from ..pipeline import DEFAULT_MAX_BYTES, PipelineConfig, SitePipeline
 from ..records import Block, Chunk
 
-
-@dataclass(frozen=True)
-class PipelineSpec:
-    """How to build a site's pipeline; picklable, so worker processes can build their own."""
-
-    chunk_size: int = 200
-    overlap: int = 40
-    tokenizer: str = "model"
-    dedup: bool = True
-    algorithm: str = "all"
-    extract: bool = True  # False: parse for links and title only (no blocks)
-
-    def build(self) -> SitePipeline:
-        from ..chunk import get_tokenizer
-        from ..extraction.registry import page_selector
-        return SitePipeline(chunk_size=self.chunk_size, overlap=self.overlap,
-                            tokenizer=_tokenizer(self.tokenizer, get_tokenizer),
-                            dedup=self.dedup, selector=page_selector(self.algorithm, for_blocks=True))
-
-
-_TOKENIZERS: dict = {}
-
-
-def _tokenizer(name: str, get):  # one tokenizer per process, shared by its sites
-    if name not in _TOKENIZERS:
-        _TOKENIZERS[name] = get(name)
-    return _TOKENIZERS[name]
+# The crawl's pipeline description is the shared PipelineConfig (frozen, slotted, picklable: each
+# worker process builds its own SitePipeline per site from it). PipelineSpec is its old name.
+PipelineSpec = PipelineConfig
+# What a crawl stores when given no config: the main content by the default algorithm.
+CRAWL_DEFAULT = PipelineConfig(mode="main")
 
 
 @dataclass(slots=True)
@@ -64,29 +40,23 @@ class PageOut:
 
 # --------------------------------------------------------------------------- worker side
 _PIPES: dict[str, SitePipeline] = {}
-_SPEC: PipelineSpec | None = None
+_SPEC: PipelineConfig | None = None
 
 
-def _init_worker(spec: PipelineSpec) -> None:
+def init_state(spec: PipelineConfig) -> None:
+    """Set the process's (or the analysis thread's) config; sites get pipelines on first page.
+    Worker processes come here from blockcrawl._worker.init, which first ties them to the
+    crawler's life."""
     global _SPEC
     _SPEC = spec
-    # Ctrl-C goes to the whole process group; the engine decides how to stop, not the workers
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # if the crawler is killed (kill -9), its workers must not linger: watch the parent
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-    threading.Thread(target=watch, daemon=True, name="blockcrawl-parent-watch").start()
+    _PIPES.clear()
 
 
 def _pipe(site: str) -> SitePipeline:
     p = _PIPES.get(site)
     if p is None:
         assert _SPEC is not None
-        p = _PIPES[site] = _SPEC.build()
+        p = _PIPES[site] = SitePipeline(_SPEC)
     return p
 
 
@@ -103,10 +73,7 @@ def analyse(site: str, body: bytes, url: str, content_type: str | None, links: b
     from ..parse import load
     from .links import base_url, raw_links
     if body[:2] == b"\x1f\x8b":  # a gzip file served as HTML without Content-Encoding
-        try:
-            body = zlib.decompressobj(47).decompress(body, 50 * 1024 * 1024)
-        except zlib.error:
-            pass
+        body = _gunzip(body, _SPEC.max_bytes if _SPEC is not None else DEFAULT_MAX_BYTES)
     dom = load(body, url, content_type)
     base = base_url(dom, url) if links else url
     hrefs = raw_links(dom) if links else []
@@ -118,20 +85,35 @@ def analyse(site: str, body: bytes, url: str, content_type: str | None, links: b
     return PageOut(res.title, digest, base, hrefs, res.blocks, res.chunks, res.duplicates)
 
 
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """A gzip body sent as text/html without Content-Encoding, inflated to at most limit bytes
+    (the config's max_bytes, the crawl's --max-bytes): one such page used to inflate to 50 MB,
+    2.2 GB of RSS and 64,251 chunks. Past the limit the page is cut there (the parser copes with
+    a cut page); a corrupt stream is passed on as it came, for the parser to judge."""
+    try:
+        return zlib.decompressobj(47).decompress(body, limit)
+    except zlib.error:
+        return body
+
+
 # --------------------------------------------------------------------------- engine side
 class Analyzer:
-    def __init__(self, spec: PipelineSpec, workers: int = 0) -> None:
+    def __init__(self, spec: PipelineConfig, workers: int = 0) -> None:
         self.spec, self.workers = spec, workers
         self._pools: list[Executor] = []
         self._pin: dict[str, int] = {}
 
-    def __enter__(self) -> "Analyzer":
+    def __enter__(self) -> Analyzer:
         if self.workers <= 0:
-            _init_thread(self.spec)
+            init_state(self.spec)
             self._pools = [ThreadPoolExecutor(1, thread_name_prefix="blockcrawl-analyse")]
         else:
+            from .._worker import init
+
             ctx = multiprocessing.get_context("spawn")
-            self._pools = [ProcessPoolExecutor(1, mp_context=ctx, initializer=_init_worker, initargs=(self.spec,))
+            # the config goes pickled: the worker unpickles it after tying itself to our life
+            args = (os.getpid(), pickle.dumps(self.spec))
+            self._pools = [ProcessPoolExecutor(1, mp_context=ctx, initializer=init, initargs=args)
                            for _ in range(self.workers)]
         return self
 
@@ -157,7 +139,3 @@ class Analyzer:
             self._pool(site), analyse, site, body, url, content_type, links)
 
 
-def _init_thread(spec: PipelineSpec) -> None:
-    global _SPEC
-    _SPEC = spec
-    _PIPES.clear()

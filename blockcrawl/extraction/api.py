@@ -1,38 +1,117 @@
-"""`extract(html)`: one page -> its main content as a Document (text + heading-aware blocks)."""
+"""`extract(html)`: one page -> its main content as a Document (text + heading-aware blocks).
+
+`main_content` is THE extraction path: extract(), SitePipeline (mode main) and
+the crawl workers all call them, so one page gives one text wherever it is extracted (before,
+the JSON-LD articleBody fallback lived only in extract(), and a script-rendered article stored
+nothing when crawled).
+"""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..parse import Dom, load
-from ..records import Block, Document
 from ..hashing import text_hash
-from .auto import article_body
+from ..parse import TEXT, Dom, load
+from ..records import Block, Document
 from .blocks import blocks_from_dom, outline
-from .registry import get_selector, page_selector
+from .registry import Selector, get
 
-DEFAULT_ALGORITHM = "auto"
+DEFAULT_ALGORITHM = "auto"  # the one default; PipelineConfig and the CLIs read it from here
+TITLE_MIN = 10  # a heading shorter than this is not taken for the page title (as auto does)
+TITLE_NODES = 64  # ... nor one of more nodes
 
 
-def blocks_text(blocks: Sequence[Block]) -> str:
+def blocks_text(blocks: Sequence[Block], context: frozenset[str] = frozenset()) -> str:
     """The main text of blocks: each heading once, where it first applies, then the block bodies,
-    separated by blank lines (a block's text would repeat its heading prefix on every block)."""
-    parts = [text for _level, text in outline(blocks)]
+    separated by blank lines (a block's text would repeat its heading prefix on every block).
+    Headings in context are left out: they are in the blocks only as context (title_context)."""
+    parts: list[str] = []
+    path: list[str] = []
+    for level, text in outline(blocks):
+        if level >= 0:
+            # a heading nested under the context heading with its words (a recipe card's
+            # title under the page's) is a heading of its own
+            dup = text in context and text not in path[:level]
+            del path[level:]
+            path.append(text)
+            if dup:
+                continue
+        parts.append(text)
     return "\n\n".join(parts)
+
+
+def title_context(dom: Dom, keep: Sequence[bool] | None) -> tuple[Sequence[bool] | None, frozenset[str]]:
+    """The mask with the heading that repeats <title> added back, and that heading's text.
+
+    Annotators leave the title heading out of the main text, and so does `auto`; but in the
+    blocks it is the heading the article's sections hang under ("Europe Countries > Germany"),
+    which search needs. So an h1/h2 of >= 10 characters whose text is inside <title>, that the
+    selector dropped and whose parent holds kept text (it heads the article, not the page
+    banner), is added to the blocks and left out of the text. One pass (a prefix count of kept
+    nodes answers "does this parent hold kept text" in O(1)); headings of > 64 nodes are no
+    title."""
+    title = " ".join(dom.title().split()).lower()
+    if keep is None or not title:
+        return keep, frozenset()
+    tags, texts, ends, parent, skipped = dom.tag, dom.text, dom.end, dom.parent, dom.skipped
+    n = len(dom)
+    before = [0] * (n + 1)  # before[i]: kept nodes among 0..i-1
+    for i in range(n):
+        before[i + 1] = before[i] + (1 if keep[i] else 0)
+    out: list[bool] | None = None
+    found: set[str] = set()
+    for i in range(n):
+        if tags[i] not in ("h1", "h2") or skipped[i] or ends[i] - i > TITLE_NODES:
+            continue
+        nodes = [k for k in range(i, ends[i]) if tags[k] == TEXT and not skipped[k] and texts[k].strip()]
+        h = " ".join(" ".join(texts[k].split()) for k in nodes)
+        if len(h) < TITLE_MIN or h.lower() not in title or before[ends[i]] > before[i]:
+            continue  # short, not the title, or (partly) kept already
+        p = parent[i]
+        if p < 0 or before[ends[p]] == before[p]:
+            continue  # nothing kept around it: a page banner, not the article's heading
+        if out is None:
+            out = list(keep)
+        for k in nodes:
+            out[k] = True
+        found.add(h)
+    return (keep, frozenset()) if out is None else (out, frozenset(found))
+
+
+def json_ld_block(dom: Dom) -> Block | None:
+    """A script-rendered page may carry its article only as JSON-LD (schema.org articleBody)."""
+    from .auto import article_body
+
+    body = article_body(dom)
+    if not body:
+        return None
+    return Block(text=body, body=body, heading_path=(), tag_path="script[ld+json]", position=0,
+                 url=dom.url, hash=text_hash(body))
+
+
+def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False,
+                 keep: Sequence[bool] | None | object = ..., selector: Selector | None = None
+                 ) -> tuple[list[Block], str]:
+    """(blocks, text) of a parsed page's main content: the algorithm's mask (or the precomputed
+    keep of a site algorithm, or selector's), the title heading added back as context
+    (title_context), and, when nothing is selected, the page's JSON-LD articleBody, whatever the
+    algorithm. The text is blocks_text without the context heading: what the selector kept."""
+    if not len(dom):
+        return [], ""
+    if keep is ...:
+        keep = (selector or get(algorithm).page_selector())(dom)
+    keep, context = title_context(dom, keep)  # type: ignore[arg-type]
+    blocks = blocks_from_dom(dom, keep=keep, full_path=full_path)
+    if not blocks:
+        b = json_ld_block(dom)
+        if b is not None:
+            blocks = [b]
+    return blocks, blocks_text(blocks, context)
 
 
 def extract_dom(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False) -> Document:
     """Main content of a parsed page with the named algorithm (see registry.ALGORITHMS)."""
-    selector = page_selector(algorithm)
-    keep = selector(dom) if len(dom) else None
-    blocks = blocks_from_dom(dom, keep=keep, full_path=full_path) if len(dom) else []
-    if not blocks and algorithm == DEFAULT_ALGORITHM and len(dom):
-        # A script-rendered page may carry its article only as JSON-LD (schema.org articleBody).
-        body = article_body(dom)
-        if body:
-            blocks = [Block(text=body, body=body, heading_path=(), tag_path="script[ld+json]",
-                            position=0, url=dom.url, hash=text_hash(body))]
-    return Document(url=dom.url, title=dom.title(), text=blocks_text(blocks), blocks=blocks,
-                    algorithm=algorithm)
+    blocks, text = main_content(dom, algorithm, full_path)
+    return Document(url=dom.url, title=dom.title(), text=text, blocks=blocks, algorithm=algorithm)
 
 
 def extract(html: str | bytes, url: str | None = None, algorithm: str = DEFAULT_ALGORITHM,
@@ -44,5 +123,5 @@ def extract(html: str | bytes, url: str | None = None, algorithm: str = DEFAULT_
     >>> doc.text.startswith("Title")
     True
     """
-    get_selector(algorithm)  # unknown names fail before any work
+    get(algorithm)  # unknown names fail before any work
     return extract_dom(load(html, url, content_type), algorithm)

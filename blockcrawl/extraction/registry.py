@@ -1,72 +1,198 @@
-"""Main-content algorithms by name. Each is a selector: Dom -> keep mask over its nodes
-(keep[i] False drops text node i), which blocks_from_dom turns into main-content blocks.
-Algorithms that need a set of pages (template clustering) expose select_site instead."""
+"""Main-content algorithms by name: ONE table of `Algorithm` records, open to plug-ins.
+
+A page selector maps a Dom to a keep mask over its nodes (keep[i] False drops text node i),
+which blocks_from_dom turns into main-content blocks; a site selector maps a site's Doms to one
+mask per page (template clustering needs every page). Selectors are named "module:function" and
+imported on first use, so that `blockcrawl extract` starts fast (numpy-based algorithms cost
+~0.1 s to import).
+
+Plug-ins: a distribution declares an entry point in the group `blockcrawl.algorithms`, named
+after the algorithm, pointing at an `Algorithm` record or at a plain page selector (Dom -> mask):
+
+    [project.entry-points."blockcrawl.algorithms"]
+    mine = "my_package.extract:ALGORITHM"
+
+Entry points are read only when a name is not built in (or the full list is asked for), and
+loaded only when that algorithm is used.
+"""
 from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 
-import importlib
-from collections.abc import Callable, Sequence
+if TYPE_CHECKING:  # types only: importlib.metadata is imported when a plug-in is looked up
+    from importlib.metadata import EntryPoint
 
-from ..parse import Dom
+    from ..parse import Dom
 
-Selector = Callable[[Dom], Sequence[bool] | None]
+Mask = Sequence[bool] | None
+Selector = Callable[["Dom"], Mask]
+SiteSelector = Callable[[list["Dom"]], list[Mask]]
+# "module:function" (imported on first use) or the function itself (plug-ins may give either)
+Target = str | Callable[..., Any]
 
-# name -> "module:function", imported on first use so that `blockcrawl extract` starts fast.
-ALGORITHMS: dict[str, str] = {
-    "all": "blockcrawl.extraction.registry:keep_all",
-    "auto": "blockcrawl.extraction.auto:select",
-    # Tag-path algorithms (seeds 001, 003, 004); see docs/algorithms.md "Tag-path algorithms".
-    "tps": "blockcrawl.extraction.tps:select",
-    "tps-text": "blockcrawl.extraction.tps:select_text",
-    "cepr": "blockcrawl.extraction.cepr:select",
-    "cetr": "blockcrawl.extraction.cetr:select",
-    "template": "blockcrawl.extraction.template:select_site",
-    "template+cepr": "blockcrawl.extraction.template:select_site_cepr",
-}
+ENTRY_POINT_GROUP = "blockcrawl.algorithms"
 
-# Algorithms whose function takes a list of a site's Doms and returns one keep mask per page
-# (select_site(doms) -> list[mask]) instead of a per-page selector.
-SITE_ALGORITHMS: frozenset[str] = frozenset({"template", "template+cepr"})
+
+def _load(target: Target) -> Callable[..., Any]:
+    if not isinstance(target, str):
+        return target
+    module, _, func = target.partition(":")
+    return getattr(importlib.import_module(module), func)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class Algorithm:
+    """One main-content algorithm: page, a per-page selector (Dom -> mask), and/or site, a site
+    selector (list[Dom] -> masks) for algorithms that need a set of pages; at least one is given.
+
+    There is no block variant any more: `auto` kept the heading repeating <title> in the blocks
+    (context for search) and dropped it from the text; that is now one step of the shared
+    extraction path for every algorithm (extraction.api.title_context).
+    """
+
+    name: str
+    page: Target | None = None
+    site: Target | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise ConfigError("an algorithm needs a name")
+        if self.page is None and self.site is None:
+            raise ConfigError(f"algorithm {self.name!r} has neither a page nor a site selector")
+
+    @property
+    def is_site(self) -> bool:
+        """True if the algorithm looks at a site's pages together (process_site)."""
+        return self.site is not None
+
+    def page_selector(self) -> Selector:
+        """A per-page selector; a site algorithm sees the page as a site of one."""
+        if self.page is not None:
+            return _load(self.page)
+        site = _load(self.site)  # type: ignore[arg-type]  # __post_init__: one of the two is set
+        return lambda dom: site([dom])[0]
+
+    def site_selector(self) -> SiteSelector:
+        """A selector over a site's pages; page algorithms run page by page."""
+        if self.site is not None:
+            return _load(self.site)
+        page = _load(self.page)  # type: ignore[arg-type]
+        return lambda doms: [page(d) for d in doms]
 
 
 def keep_all(dom: Dom) -> None:
     """No filtering: every text node is kept (the seed-000 block scraper on the whole page)."""
-    return None
+    return
 
 
-def get_selector(name: str) -> Selector:
+_BUILTIN: tuple[Algorithm, ...] = (
+    Algorithm("all", page="blockcrawl.extraction.registry:keep_all",
+              description="no filtering: every block of the page"),
+    Algorithm("auto", page="blockcrawl.extraction.auto:select",
+              description="readability-style scoring on the flat Dom (default)"),
+    # Tag-path algorithms (seeds 001, 003, 004); see README "Tag-path algorithms".
+    Algorithm("tps", page="blockcrawl.extraction.tps:select",
+              description="tag path sequence: the main region of the page's tag-path signal"),
+    Algorithm("tps-text", page="blockcrawl.extraction.tps:select_text",
+              description="tps on text-bearing tag paths"),
+    Algorithm("cepr", page="blockcrawl.extraction.cepr:select",
+              description="content extraction via path ratios"),
+    Algorithm("cetr", page="blockcrawl.extraction.cetr:select",
+              description="content extraction via tag ratios (per line)"),
+    Algorithm("template", site="blockcrawl.extraction.template:select_site",
+              description="site template clustering: text shared by a page's cluster is dropped"),
+    Algorithm("template+cepr", site="blockcrawl.extraction.template:select_site_cepr",
+              description="template, with cepr for pages that cluster with no other"),
+)
+
+# name -> Algorithm: the built-in algorithms (read-only; plug-ins are in algorithms()).
+ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType({a.name: a for a in _BUILTIN})
+
+_plugins: dict[str, EntryPoint] | None = None  # name -> entry point, read once per process
+_loaded: dict[str, Algorithm] = {}
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    global _plugins
+    if _plugins is None:
+        from importlib.metadata import entry_points
+
+        _plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in ALGORITHMS}
+    return _plugins
+
+
+def reload_plugins() -> None:
+    """Forget the entry points read so far (after installing a plug-in in a running process)."""
+    global _plugins
+    _plugins = None
+    _loaded.clear()
+
+
+def names() -> list[str]:
+    """Every algorithm name, built-in and plug-in, sorted."""
+    return sorted({*ALGORITHMS, *_entry_points()})
+
+
+def algorithms() -> dict[str, Algorithm]:
+    """Every algorithm, built-in and plug-in (loads the plug-ins)."""
+    return {name: get(name) for name in names()}
+
+
+def validate(name: str) -> str:
+    """name if it names an algorithm (no import of its code), else ConfigError."""
+    if name in ALGORITHMS or (isinstance(name, str) and name in _entry_points()):
+        return name
+    raise ConfigError(f"unknown algorithm {name!r}; choose from {', '.join(names())}")
+
+
+def get(name: str) -> Algorithm:
+    """The algorithm record of a name (a plug-in's entry point is loaded here, once)."""
+    algo = ALGORITHMS.get(name)
+    if algo is not None:
+        return algo
+    algo = _loaded.get(name)
+    if algo is not None:
+        return algo
+    ep = _entry_points()[validate(name)]
     try:
-        target = ALGORITHMS[name]
-    except KeyError:
-        raise ConfigError(f"unknown algorithm {name!r}; choose from {', '.join(sorted(ALGORITHMS))}") from None
-    module, func = target.split(":")
-    return getattr(importlib.import_module(module), func)
+        obj = ep.load()
+    except Exception as e:
+        raise ConfigError(f"algorithm {name!r}: cannot load plug-in {ep.value}: {e}") from e
+    if isinstance(obj, Algorithm):
+        algo = obj if obj.name == name else replace(obj, name=name)
+    elif callable(obj):
+        doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+        algo = Algorithm(name, page=obj, description=doc[0] if doc else f"plug-in {ep.value}")
+    else:
+        raise ConfigError(f"algorithm {name!r}: plug-in {ep.value} is neither an Algorithm nor a selector")
+    _loaded[name] = algo
+    return algo
 
 
-SiteSelector = Callable[[list[Dom]], list[Sequence[bool] | None]]
-
-
-# Variants for the block pipeline (crawl, --mode main), where headings are context for search:
-# auto keeps the title heading there, while extract()'s Document.text drops it as annotators do.
-BLOCK_VARIANTS: dict[str, str] = {"auto": "blockcrawl.extraction.auto:select_blocks"}
+# ---------------------------------------------------------------- functions by name (shorthands)
+def get_selector(name: str) -> Callable[..., Any]:
+    """The algorithm's own function: a page selector, or for a site algorithm its site selector."""
+    algo = get(name)
+    return _load(algo.site if algo.site is not None else algo.page)  # type: ignore[arg-type]
 
 
 def page_selector(name: str, for_blocks: bool = False) -> Selector:
-    """A per-page selector for any algorithm; a site algorithm sees the page as a site of one."""
-    if for_blocks and name in BLOCK_VARIANTS:
-        get_selector(name)  # validates the name
-        module, func = BLOCK_VARIANTS[name].split(":")
-        return getattr(importlib.import_module(module), func)
-    fn = get_selector(name)
-    if name in SITE_ALGORITHMS:
-        return lambda dom: fn([dom])[0]
-    return fn
+    """A per-page selector for any algorithm; a site algorithm sees the page as a site of one.
+    (for_blocks is accepted for old callers; the title context is added by extraction.api.)"""
+    return get(name).page_selector()
 
 
 def site_selector(name: str) -> SiteSelector:
     """A selector over a site's pages for any algorithm; page algorithms run page by page."""
-    fn = get_selector(name)
-    if name in SITE_ALGORITHMS:
-        return fn
-    return lambda doms: [fn(d) for d in doms]
+    return get(name).site_selector()
+
+
+def is_site(name: str) -> bool:
+    return get(name).is_site
