@@ -234,3 +234,25 @@ def test_max_time_on_the_fake_clock(tmp_path):
     run = Run(tmp_path, hub(A, 40, latency=1.0), max_time=3.5, per_host=2)
     assert run.stats.stopped == "stopped: time limit"
     assert max(run.times(A)) < 3.5 and 3.5 <= run.stats.elapsed < 4.6
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_private_addresses_not_fetched_from_public_seeds(tmp_path, allow):
+    """A public site linking to loopback or private addresses (in any spelling) must not make
+    the crawler reach into the machine's own network, unless --allow-private."""
+    private = ["http://127.0.0.1/admin", "http://0x7f.1/x", "http://2130706433/y", "http://10.0.0.1/",
+               "http://[::1]/z", "http://169.254.169.254/latest/meta-data/"]
+    routes = {A + "/robots.txt": robots(""), A + "/": Response(html(*private, A + "/ok"))}
+    routes[A + "/ok"] = Response(html())
+    for u in private:
+        host = u.split("/")[2]
+        routes[f"http://{host}/robots.txt"] = robots("")
+        routes[u] = Response(html())
+    run = Run(tmp_path, routes, scope="any", allow_private=allow)
+    fetched = set(run.urls())
+    assert A + "/ok" in fetched
+    reached = [u for u in fetched if not u.startswith(A)]
+    if allow:
+        assert reached
+    else:
+        assert reached == [] and run.stats.filtered["private"] == len(private)

@@ -63,6 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--max-sitemaps", type=_positive(int), default=1000, metavar="N",
                    help="sitemap files fetched per crawl, nested indexes included (default 1000; 3 levels at most)")
     g = p.add_argument_group("what to crawl")
+    g.add_argument("--allow-private", action="store_true",
+                   help="fetch private, loopback and link-local addresses (in any spelling, also after DNS) "
+                        "though the seeds are public; seeds on such addresses always allow their own range")
     g.add_argument("--scope", choices=("site", "host", "any"), default="site",
                    help="site: the seeds' sites incl. subdomains (default); host: the seeds' hosts only; any: follow everywhere")
     g.add_argument("--include", action="append", default=[], metavar="REGEX",
@@ -137,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
             timeout=args.timeout, retries=args.retries, max_pages=args.max_pages, max_time=args.max_time,
             max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops, include=args.include, exclude=args.exclude, scope=args.scope,
-            user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
+            allow_private=args.allow_private, user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
             max_sitemaps=args.max_sitemaps,
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),

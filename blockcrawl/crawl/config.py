@@ -42,6 +42,7 @@ class CrawlConfig:
     include: Sequence[str] = field(default_factory=list)
     exclude: Sequence[str] = field(default_factory=list)
     scope: str = "site"  # host | site | any
+    allow_private: bool = False  # fetch private/loopback/link-local addresses though the seeds are public
     user_agent: str = DEFAULT_USER_AGENT
     robots: bool = True
     sitemaps: bool = True

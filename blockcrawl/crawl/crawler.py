@@ -28,6 +28,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from ..store import Store
+from .addresses import AddressPolicy
 from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .fetch import FetchResult
@@ -98,7 +99,8 @@ class Crawler:
     def _set_policy(self, seeds: list[str]) -> None:
         cfg = self.cfg
         self.policy = make_policy(scope_of(seeds, cfg.scope), max_depth=cfg.max_depth, include=cfg.include,
-                                  exclude=cfg.exclude, content_types=cfg.content_types, date_hops=cfg.date_hops)
+                                  exclude=cfg.exclude, content_types=cfg.content_types, date_hops=cfg.date_hops,
+                                  addresses=AddressPolicy.from_seeds(seeds, cfg.allow_private))
         self.sitemaps = Sitemaps(self.policy, max_files=cfg.max_sitemaps, max_depth=cfg.max_sitemap_depth,
                                  max_urls=cfg.max_sitemap_urls, max_bytes=cfg.max_bytes)
 
@@ -227,7 +229,8 @@ class Crawler:
             return self._fetcher
         from .fetch import AiohttpFetcher
         cfg = self.cfg
-        return AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host)
+        return AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
+                              addresses=self.policy.addresses)
 
     def stop(self, reason: str = "interrupted") -> None:
         """Graceful stop: no new requests; in-flight ones finish. A second call cancels them

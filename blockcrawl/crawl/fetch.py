@@ -41,6 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from .addresses import AddressPolicy, PolicyResolver, forbidden_reason, policy_middleware
+from .urls import wire_url
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
@@ -241,19 +244,27 @@ async def _headers_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -
 
 class AiohttpFetcher:
     def __init__(self, user_agent: str, timeout: float = 10.0, max_bytes: int = 10 * 1024 * 1024,
-                 concurrency: int = 32, per_host: int = 4) -> None:
+                 concurrency: int = 32, per_host: int = 4, addresses: AddressPolicy | None = None) -> None:
+        """addresses: which IP addresses may be connected to, checked after DNS (a public name
+        re-bound to 127.0.0.1 is refused) and for literal hosts on redirects; None: any."""
+        self.addresses = addresses
+        self._resolver: PolicyResolver | None = None
         self.user_agent, self.timeout, self.max_bytes = user_agent, timeout, max_bytes
         self.concurrency, self.per_host = concurrency, per_host
         self.session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Self:
+        middlewares: tuple[Any, ...] = (_no_resend,)
+        if self.addresses is not None:
+            self._resolver = PolicyResolver(self.addresses)
+            middlewares += (policy_middleware(self.addresses),)
         conn = _GatedConnector(limit=self.concurrency, limit_per_host=self.per_host + 1,
-                               ttl_dns_cache=300, enable_cleanup_closed=True)
+                               ttl_dns_cache=300, enable_cleanup_closed=True, resolver=self._resolver)
         trace = aiohttp.TraceConfig()
         trace.on_request_headers_sent.append(_headers_sent)
         self.session = aiohttp.ClientSession(
             connector=conn, trace_configs=[trace], auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-            middlewares=(_no_resend,),
+            middlewares=middlewares,
             headers={"User-Agent": self.user_agent, "Accept-Encoding": "gzip, deflate",
                      "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"},
             # the total is ours (asyncio timeout around get, rescheduled around the gate)
@@ -263,6 +274,8 @@ class AiohttpFetcher:
     async def __aexit__(self, *exc: object) -> None:
         if self.session:
             await self.session.close()
+        if self._resolver is not None:  # a connector does not close a resolver it was given
+            await self._resolver.close()
 
     async def get(self, url: str, *, accept: tuple[str, ...] | None = HTML_TYPES, follow: bool = False,
                   gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
@@ -287,7 +300,7 @@ class AiohttpFetcher:
                 w = _Wire(gate, on_sent, deadline, self.timeout)
                 token = _WIRE.set(w)
                 try:
-                    async with self.session.get(url, allow_redirects=follow, max_redirects=5) as r:
+                    async with self.session.get(wire_url(url), allow_redirects=follow, max_redirects=5) as r:
                         await self._read(r, res, accept, limit, truncate)
                 finally:
                     _WIRE.reset(token)
@@ -296,12 +309,14 @@ class AiohttpFetcher:
         except asyncio.TimeoutError:
             res.error, res.detail = "timeout", f"no complete answer in {self.timeout:g} s"
         except aiohttp.ClientConnectorDNSError as e:
-            res.error, res.detail = "dns", str(e)
+            why = forbidden_reason(e)
+            res.error, res.detail = ("forbidden", why) if why else ("dns", str(e))
         except aiohttp.ClientConnectorError as e:
             res.error, res.detail = "connect", str(e)
         except (_Dropped, aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError,
                 aiohttp.ClientOSError, aiohttp.ClientConnectionResetError) as e:
-            res.error, res.detail = "disconnect", str(e) or type(e).__name__
+            why = forbidden_reason(e)  # policy_middleware refused a literal private host
+            res.error, res.detail = ("forbidden", why) if why else ("disconnect", str(e) or type(e).__name__)
         except (aiohttp.TooManyRedirects, aiohttp.RedirectClientError) as e:
             res.error, res.detail = "redirects", str(e)
         except (aiohttp.InvalidURL, ValueError, UnicodeError) as e:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .addresses import AddressPolicy
 from .fetch import HTML_TYPES
 from .traps import dated, pathological
 from .traps import trail as trail_of
@@ -62,19 +63,22 @@ class UrlPolicy:
     exclude: tuple[re.Pattern[str], ...] = ()
     html_only: bool = True  # skip links whose extension is never HTML
     date_hops: int | None = None  # longest date chain followed (crawl.traps); None: no limit
+    addresses: AddressPolicy | None = None  # private/loopback hosts refused unless the seeds are there
 
 
 def make_policy(scope: Scope, *, max_depth: int | None = None, include: Iterable[str] = (),
                 exclude: Iterable[str] = (), content_types: tuple[str, ...] = HTML_TYPES,
-                date_hops: int | None = None) -> UrlPolicy:
+                date_hops: int | None = None, addresses: AddressPolicy | None = None) -> UrlPolicy:
     return UrlPolicy(scope, max_depth, tuple(re.compile(p) for p in include), tuple(re.compile(p) for p in exclude),
-                     content_types == HTML_TYPES, date_hops)
+                     content_types == HTML_TYPES, date_hops, addresses)
 
 
 def reject_reason(p: UrlPolicy, url: str, depth: int, kind: str = "page") -> str | None:
-    """Why url is not crawled (scope, depth, trap, include, exclude, extension), or None.
+    """Why url is not crawled (private address, scope, depth, trap, include, exclude, extension), or None.
     The depth limit is on link hops from a seed: it applies to pages, not to sitemap files
     (their nesting has its own limit, crawl.sitemaps)."""
+    if p.addresses is not None and not p.addresses.url_allowed(url):
+        return "private"
     if not in_scope(p.scope, url):
         return "scope"
     if kind == "page" and p.max_depth is not None and depth > p.max_depth:
