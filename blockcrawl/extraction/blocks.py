@@ -62,7 +62,7 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
     # others add a space. A stack, innermost last: the ends come in that order.
     closers: list[int] = []
     parent = dom.parent
-    memo: dict[int, tuple[tuple[str, ...], bool]] = {}  # node -> (last tags of its path, cut?)
+    memo: dict[int, tuple[str, int, bool]] = {}  # node -> (last tags of its path, how many, cut?)
 
     def tag_path(node: int) -> str:
         """dom.path(node, limit=TAG_PATH_LIMIT), each ancestor's path built once: 50k blocks
@@ -72,13 +72,13 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
         while k >= 0 and k not in memo:
             chain.append(k)
             k = parent[k]
-        parts, cut = memo[k] if k >= 0 else ((), False)
+        path, n, cut = memo[k] if k >= 0 else ("", 0, False)
         for c in reversed(chain):
-            parts = parts + (tags[c],)
-            if len(parts) > TAG_PATH_LIMIT:
-                parts, cut = parts[1:], True
-            memo[c] = (parts, cut)
-        return "/".join(("...", *parts) if cut else parts)
+            if n == TAG_PATH_LIMIT:
+                path, n, cut = path[path.find("/") + 1:], n - 1, True
+            path, n = (path + "/" + tags[c] if n else tags[c]), n + 1
+            memo[c] = (path, n, cut)
+        return "..." + "/" + path if cut else path
 
     def emit(body: str, kind: str, node: int) -> None:
         path = tuple(h.text for h in headings)
