@@ -11,7 +11,7 @@ import numpy as np
 
 from ..hashing import text_hash
 from ..records import Block, Chunk
-from .tokenize import Tokenizer, default_tokenizer, word_counts
+from .tokenize import _SPLIT_DISAGREES, Tokenizer, default_tokenizer, word_counts
 
 DEFAULT_SIZE = 200  # tokens: all-MiniLM-L6-v2 reads at most 256 word pieces
 DEFAULT_OVERLAP = 40
@@ -167,9 +167,12 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
     if len(counts) != n:
         raise ValueError(f"{len(counts)} word counts for {n} words")
     starts, ends, counts = _cut_words(text, codes, w_start, w_end, counts, size, tok)
+    odd = _SPLIT_DISAGREES.search(text) is not None
+    glued: set[int] = set()  # units k whose start touches the end of unit k - 1 (a cut word)
     if len(starts) != n:
         w_start, w_end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
         n = len(starts)
+        glued = set((np.flatnonzero(w_start[1:] == w_end[:-1]) + 1).tolist())
     cum = [0, *accumulate(counts)]  # cum[k]: tokens of the units before unit k
     sent = _sentence_starts(codes, w_start, w_end).tolist()
     w_start, w_end = starts, ends
@@ -183,7 +186,19 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
             s = bisect_right(sent, k) - 1
             if s >= 0 and sent[s] >= floor:
                 k = sent[s]
-        out.append((text[w_start[i]:w_end[k - 1]], cum[k] - cum[i]))
+        n_tok = cum[k] - cum[i]
+        if odd or i in glued or k in glued:
+            # A chunk edge inside a word: word pieces are not additive there ("##" pieces of the
+            # whole word vs the first pieces of a part), so the chunk is counted as it is, and
+            # shortened while it is over size (rare: CJK cut between ideographs adds up exactly).
+            # Same for texts holding white space that BERT deletes instead (\x1c-\x1f): the
+            # words on either side of it are one word to the model.
+            while True:
+                n_tok = tok.count([text[w_start[i]:w_end[k - 1]]])[0]
+                if n_tok <= size or k == i + 1:
+                    break
+                k -= 1
+        out.append((text[w_start[i]:w_end[k - 1]], n_tok))
         if k >= n:
             break
         # step back over the last words of this chunk that fit in the overlap
