@@ -72,7 +72,7 @@ def _sentence_starts(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
 
 
 def _cut_words(text: str, codes: np.ndarray, w_start: np.ndarray, w_end: np.ndarray, counts: Sequence[int],
-               size: int, tok: Tokenizer) -> tuple[list[int], list[int], list[int]]:
+               size: int, tok: Tokenizer, odd: bool = False) -> tuple[list[int], list[int], list[int]]:
     """The split units: white-space words, except that a word holding a CJK sentence end is cut
     after it, and a piece still over size tokens is cut at token starts (the tokenizer's offsets)
     into runs of size // 8 tokens, so no unit exceeds the chunk size in any script (Thai, CJK
@@ -86,6 +86,11 @@ def _cut_words(text: str, codes: np.ndarray, w_start: np.ndarray, w_end: np.ndar
     cjk[low] = _CJK_ENDS[codes[low]]
     ends_at = np.flatnonzero(cjk)  # positions of CJK sentence ends
     big = [i for i, c in enumerate(counts) if c > size]
+    forced: set[int] = set()
+    if odd:  # white space the model deletes: a word's own count can exceed its share of the text's
+        real = tok.count([text[a:b] for a, b in zip(starts, ends)])
+        forced = {i for i, (c, r) in enumerate(zip(counts, real)) if r > size >= c}
+        big += sorted(forced)
     inner: dict[int, list[int]] = {}  # word -> cut offsets (absolute) after its inner sentence ends
     if len(ends_at):
         owner = np.searchsorted(w_start, ends_at, side="right") - 1
@@ -118,7 +123,7 @@ def _cut_words(text: str, codes: np.ndarray, w_start: np.ndarray, w_end: np.ndar
                 lo = 0  # a token starting before the first cut belongs to the first piece
             if b == ends[w]:
                 hi = len(toks)
-            if hi - lo <= size:
+            if hi - lo <= size and w not in forced:
                 out_s.append(a)
                 out_e.append(b)
                 out_c.append(hi - lo)
@@ -166,8 +171,8 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
         counts = word_counts(tok, [text])[0]
     if len(counts) != n:
         raise ValueError(f"{len(counts)} word counts for {n} words")
-    starts, ends, counts = _cut_words(text, codes, w_start, w_end, counts, size, tok)
     odd = _SPLIT_DISAGREES.search(text) is not None
+    starts, ends, counts = _cut_words(text, codes, w_start, w_end, counts, size, tok, odd)
     glued: set[int] = set()  # units k whose start touches the end of unit k - 1 (a cut word)
     if len(starts) != n:
         w_start, w_end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
