@@ -98,8 +98,7 @@ def test_token_counts_of_chunks_are_the_model_counts():
 
 
 def test_long_texts_are_tokenized_in_windows_with_the_same_offsets():
-    from blockcrawl.chunk import default_tokenizer
-    from blockcrawl.chunk import tokenize
+    from blockcrawl.chunk import default_tokenizer, tokenize
 
     tok = default_tokenizer()
     text = " ".join(f"Wort{i} naïve café, tokenization-heavy words {i * 7}." for i in range(3000))

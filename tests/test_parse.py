@@ -80,7 +80,7 @@ def test_charset_from_header_meta_bom_and_detection():
 def test_misdeclared_charset_gives_text():
     raw = "<meta charset='iso-1252'><p>café crème</p>".encode("cp1252")
     assert "café crème" in extract_text(raw)
-    raw = "<meta charset='no-such-charset'><p>naïve</p>".encode("utf-8")
+    raw = "<meta charset='no-such-charset'><p>naïve</p>".encode()
     assert "naïve" in extract_text(raw)
 
 
@@ -135,7 +135,7 @@ def test_text_bodies_are_not_binary():
     from blockcrawl.parse import sniff_binary
 
     assert sniff_binary("<html><body>héllo</body></html>".encode()) is None
-    assert sniff_binary("Plain text, no markup: x^2 + y^2.\n".encode()) is None  # "x^" is a zlib header
+    assert sniff_binary(b"Plain text, no markup: x^2 + y^2.\n") is None  # "x^" is a zlib header
     assert sniff_binary(codecs.BOM_UTF16_LE + "<p>日本語</p>".encode("utf-16-le")) is None
     assert sniff_binary(codecs.BOM_UTF16_BE + "<p>text</p>".encode("utf-16-be")) is None
     # UTF-16 without BOM: NULs only, in one byte column
@@ -231,7 +231,7 @@ def test_linear_builder_reads_attributes_comments_and_raw_text():
     assert max(dom.depth) > DEEP_LIMIT
     assert dom.get_attr(dom.find("div"), "id") == "d&" and dom.get_attr(dom.find("p"), "title") == "t"
     assert extract_text(html) == "café Hello"
-    assert [dom.text[i] for i in range(len(dom)) if dom.tag[i] == TEXT and dom.skipped[i]][0].startswith("if (a < b)")
+    assert next(dom.text[i] for i in range(len(dom)) if dom.tag[i] == TEXT and dom.skipped[i]).startswith("if (a < b)")
 
 
 # ---------------------------------------------------------------------------- word boundaries

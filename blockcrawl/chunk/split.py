@@ -1,14 +1,13 @@
 """Overlapping chunks of at most N tokens that cut between words, preferably between sentences."""
 from __future__ import annotations
 
-from ..errors import ConfigError
-
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
 from collections.abc import Iterable, Sequence
+from itertools import accumulate, pairwise
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..hashing import text_hash
 from ..records import Block, Chunk
 from .tokenize import _SPLIT_DISAGREES, Tokenizer, default_tokenizer, word_counts
@@ -117,7 +116,7 @@ def _cut_words(text: str, codes: np.ndarray, w_start: np.ndarray, w_end: np.ndar
         base = starts[w]
         toks = [base + o for o in offs]
         bounds = [base, *sorted(set(inner.get(w, ()))), ends[w]]
-        for a, b in zip(bounds, bounds[1:]):
+        for a, b in pairwise(bounds):
             lo, hi = bisect_left(toks, a), bisect_left(toks, b)
             if a == base:
                 lo = 0  # a token starting before the first cut belongs to the first piece

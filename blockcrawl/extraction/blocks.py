@@ -36,7 +36,7 @@ _NL = "\n"
 
 
 class _Heading:
-    __slots__ = ("level", "text", "used", "owner", "node")
+    __slots__ = ("level", "node", "owner", "text", "used")
 
     def __init__(self, level: int, text: str, owner: int, node: int) -> None:
         self.level, self.text, self.used, self.owner, self.node = level, text, False, owner, node

@@ -2,8 +2,17 @@
 from .decode import Decoded, decode_html, looks_binary, normalize_charset, sniff_binary
 from .dom import TEXT, Dom, parse_html
 
-__all__ = ["Decoded", "Dom", "TEXT", "decode_html", "looks_binary", "normalize_charset", "parse_html", "load",
-           "sniff_binary"]
+__all__ = [
+    "TEXT",
+    "Decoded",
+    "Dom",
+    "decode_html",
+    "load",
+    "looks_binary",
+    "normalize_charset",
+    "parse_html",
+    "sniff_binary",
+]
 
 
 def load(source: str | bytes, url: str | None = None, content_type: str | None = None) -> Dom:

@@ -104,7 +104,7 @@ _X_USER = {b: 0xF700 + b for b in range(0x80, 0x100)}
 
 SNIFF_BYTES = 1445  # WHATWG MIME Sniffing: the resource header is at most 1,445 bytes
 # WHATWG MIME Sniffing "binary data byte": 0x00-0x08, 0x0B, 0x0E-0x1A, 0x1C-0x1F.
-_BINARY_BYTES = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+_BINARY_BYTES = bytes([*range(0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 _BINARY_RE = re.compile(b"[" + re.escape(_BINARY_BYTES) + b"]")
 # Signatures of non-text formats (MIME Sniffing's image, audio/video, archive and font patterns,
 # plus PDF/PostScript and the compressors a server may send without Content-Encoding). Only the

@@ -57,7 +57,7 @@ class Dom:
 
     def body(self) -> int:
         b = self.find("body")
-        return b if b >= 0 else 0
+        return max(b, 0)
 
     def path(self, i: int, with_attrs: bool = False, limit: int | None = None) -> str:
         """The tag path from the root, e.g. "html/body/div/p"; with limit, only the last
