@@ -127,18 +127,18 @@ def _cut_words(text: str, codes: np.ndarray, w_start: np.ndarray, w_end: np.ndar
                 out_e.append(b)
                 out_c.append(hi - lo)
                 continue
-            first = list(range(lo, hi, group))  # token index that starts each run
-            pos = [a, *(toks[t] for t in first[1:]), b]
-            tix = [*first, hi]
+            runs = list(range(lo, hi, group))  # token index that starts each run
+            edges = [a, *(toks[t] for t in runs[1:]), b]
+            tix = [*runs, hi]
             carry = 0
-            for j in range(len(first)):
+            for j in range(len(runs)):
                 c = tix[j + 1] - tix[j] + carry
-                if pos[j] >= pos[j + 1]:  # tokens sharing a start offset: no characters of their own
+                if edges[j] >= edges[j + 1]:  # tokens sharing a start offset: no characters of their own
                     carry = c
                     continue
                 carry = 0
-                out_s.append(pos[j])
-                out_e.append(pos[j + 1])
+                out_s.append(edges[j])
+                out_e.append(edges[j + 1])
                 out_c.append(c)
             if carry:
                 out_c[-1] += carry
@@ -179,7 +179,6 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
         glued = set((np.flatnonzero(w_start[1:] == w_end[:-1]) + 1).tolist())
     cum = [0, *accumulate(counts)]  # cum[k]: tokens of the units before unit k
     sent = _sentence_starts(codes, w_start, w_end).tolist()
-    w_start, w_end = starts, ends
     out: list[tuple[str, int]] = []
     i = 0
     while i < n:
@@ -198,11 +197,11 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
             # Same for texts holding white space that BERT deletes instead (\x1c-\x1f): the
             # words on either side of it are one word to the model.
             while True:
-                n_tok = tok.count([text[w_start[i]:w_end[k - 1]]])[0]
+                n_tok = tok.count([text[starts[i]:ends[k - 1]]])[0]
                 if n_tok <= size or k == i + 1:
                     break
                 k -= 1
-        out.append((text[w_start[i]:w_end[k - 1]], n_tok))
+        out.append((text[starts[i]:ends[k - 1]], n_tok))
         if k >= n:
             break
         # step back over the last words of this chunk that fit in the overlap
