@@ -98,8 +98,7 @@ def test_token_counts_of_chunks_are_the_model_counts():
 
 
 def test_long_texts_are_tokenized_in_windows_with_the_same_offsets():
-    from blockcrawl.chunk import default_tokenizer
-    from blockcrawl.chunk import tokenize
+    from blockcrawl.chunk import default_tokenizer, tokenize
 
     tok = default_tokenizer()
     text = " ".join(f"Wort{i} naïve café, tokenization-heavy words {i * 7}." for i in range(3000))
@@ -163,3 +162,64 @@ def test_word_counts_add_up_to_the_tokenizers_count():
         assert len(counts) == len(text.split()), text
         assert sum(counts) == len(tok._tok.encode(text, add_special_tokens=False).ids), text
     assert word_counts(TOK, ["Hello, world."]) == [[2, 2]]
+
+
+# ---------------------------------------------------------------------------- scripts without spaces
+UNSPACED = {
+    "japanese": "日本語の文章です。これはテストの段落で、句読点があります！本当ですか？" * 300,
+    "chinese": "这是一个中文句子，没有空格。我们测试分块功能是否正常工作！" * 300,
+    "thai": "ภาษาไทยไม่มีการเว้นวรรคระหว่างคำในประโยค" * 300,
+    "one letter": "a" * 50_000,
+    "url": "https://example.org/" + "/".join(f"seg{i}-part_{i}.html?x={i}&y=z" for i in range(2000)),
+    "no punctuation": "日本語文章" * 3000,
+}
+
+
+def _assert_cover(text: str, pieces: list[str]) -> None:
+    """Each piece is a slice of text and together, in order, they leave no gap (each is placed at
+    its latest place that touches what the ones before covered: the texts repeat)."""
+    end = 0
+    for p in pieces:
+        at = text.rfind(p, 0, end + len(p))
+        assert 0 <= at <= end, (at, end)
+        end = max(end, at + len(p))
+    assert pieces[0] == text[:len(pieces[0])] and end == len(text)
+
+
+@pytest.mark.parametrize("tokenizer", ["words", "model"])
+@pytest.mark.parametrize("name", list(UNSPACED))
+def test_text_without_spaces_is_cut_to_the_chunk_size(name, tokenizer):
+    # before: a 10k-character Japanese paragraph was one 10,200-token chunk
+    from blockcrawl.chunk import get_tokenizer
+
+    tok = get_tokenizer(tokenizer)
+    text = UNSPACED[name]
+    for size, overlap in ((200, 40), (30, 5)):
+        chunks = split_text(text, size=size, overlap=overlap, tokenizer=tok)
+        for piece, n in chunks:
+            assert n <= size
+            assert tok.count([piece])[0] <= size
+        _assert_cover(text, [p for p, _ in chunks])
+        if tok.count([text])[0] > size:
+            assert len(chunks) > 1
+
+
+def test_cjk_chunks_end_at_sentence_ends():
+    from blockcrawl.chunk import default_tokenizer
+
+    text = UNSPACED["japanese"]
+    chunks = [t for t, _ in split_text(text, size=64, overlap=8, tokenizer=default_tokenizer())]
+    assert len(chunks) > 10
+    assert sum(t[-1] in "。！？" for t in chunks[:-1]) >= 0.9 * (len(chunks) - 1)
+
+
+def test_block_with_a_huge_cjk_heading_stays_within_the_size():
+    from blockcrawl.chunk import default_tokenizer
+
+    tok = default_tokenizer()
+    html = ("<body><h2>" + UNSPACED["chinese"][:3000] + "</h2><p>" + UNSPACED["japanese"][:5000] + "</p>"
+            "<h3>" + "長い見出し" * 200 + "</h3></body>")
+    chunks = chunk_blocks(extract_blocks(html), size=100, overlap=20, tokenizer=tok)
+    assert len(chunks) > 20
+    for c in chunks:
+        assert c.n_tokens <= 100 and tok.count([c.text])[0] <= 100

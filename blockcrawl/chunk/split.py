@@ -1,17 +1,16 @@
 """Overlapping chunks of at most N tokens that cut between words, preferably between sentences."""
 from __future__ import annotations
 
-from ..errors import ConfigError
-
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
 from collections.abc import Iterable, Sequence
+from itertools import accumulate, pairwise
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..hashing import text_hash
 from ..records import Block, Chunk
-from .tokenize import Tokenizer, default_tokenizer, word_counts
+from .tokenize import _SPLIT_DISAGREES, Tokenizer, default_tokenizer, word_counts
 
 DEFAULT_SIZE = 200  # tokens: all-MiniLM-L6-v2 reads at most 256 word pieces
 DEFAULT_OVERLAP = 40
@@ -31,8 +30,11 @@ def _lookup(chars: str, size: int) -> np.ndarray:
 
 # str.isspace() (what the \S+ word regex splits on) for every code point up to U+3000, the last space
 _SPACE = np.array([chr(c).isspace() for c in range(0x3001)], dtype=bool)
-_ENDS = _lookup(".!?。！？…:;", 0x10000)      # sentence-final punctuation ...
-_CLOSERS = _lookup("'\"”’)]", 0x10000)       # ... possibly followed by closing quotes/brackets
+_ENDS = _lookup(".!?。！？…:;｡︒", 0x10000)      # sentence-final punctuation ...
+_CLOSERS = _lookup("'\"”’)]」』）】〕〉》〗〙〛", 0x10000)  # ... possibly followed by closing quotes/brackets
+# Sentence ends of scripts written without spaces (CJK): a text is cut after them even inside a
+# white-space "word" - a 10k-character Japanese paragraph is one such word, and was one chunk.
+_CJK_ENDS = _lookup("。！？｡︒", 0x10000)
 
 
 def _words(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,6 +70,84 @@ def _sentence_starts(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) ->
     return np.concatenate(([0], np.flatnonzero(ended | broken) + 1))
 
 
+def _cut_words(text: str, codes: np.ndarray, w_start: np.ndarray, w_end: np.ndarray, counts: Sequence[int],
+               size: int, tok: Tokenizer, odd: bool = False) -> tuple[list[int], list[int], list[int]]:
+    """The split units: white-space words, except that a word holding a CJK sentence end is cut
+    after it, and a piece still over size tokens is cut at token starts (the tokenizer's offsets)
+    into runs of size // 8 tokens, so no unit exceeds the chunk size in any script (Thai, CJK
+    without punctuation, a long URL-like token). Token counts of the
+    pieces come from the offsets of the whole word, so they add up to the word's count.
+    Returns (starts, ends, counts) of the units; words that need no cut cost one array test."""
+    starts, ends = w_start.tolist(), w_end.tolist()
+    counts = list(counts)
+    cjk = np.zeros(len(codes), dtype=bool)
+    low = codes < len(_CJK_ENDS)
+    cjk[low] = _CJK_ENDS[codes[low]]
+    ends_at = np.flatnonzero(cjk)  # positions of CJK sentence ends
+    big = [i for i, c in enumerate(counts) if c > size]
+    forced: set[int] = set()
+    if odd:  # white space the model deletes: a word's own count can exceed its share of the text's
+        real = tok.count([text[a:b] for a, b in zip(starts, ends)])
+        forced = {i for i, (c, r) in enumerate(zip(counts, real)) if r > size >= c}
+        big += sorted(forced)
+    inner: dict[int, list[int]] = {}  # word -> cut offsets (absolute) after its inner sentence ends
+    if len(ends_at):
+        owner = np.searchsorted(w_start, ends_at, side="right") - 1
+        for pos, w in zip(ends_at.tolist(), owner.tolist()):
+            cut = pos + 1
+            while cut < ends[w] and codes[cut] < len(_CLOSERS) and _CLOSERS[codes[cut]]:
+                cut += 1
+            if cut < ends[w]:
+                inner.setdefault(w, []).append(cut)
+    todo = sorted(set(big) | set(inner))
+    if not todo:
+        return starts, ends, counts
+    offsets = tok.offsets([text[starts[w]:ends[w]] for w in todo])
+    group = max(1, size // 8)
+    out_s: list[int] = []
+    out_e: list[int] = []
+    out_c: list[int] = []
+    prev = 0
+    for w, offs in zip(todo, offsets):
+        out_s += starts[prev:w]
+        out_e += ends[prev:w]
+        out_c += counts[prev:w]
+        prev = w + 1
+        base = starts[w]
+        toks = [base + o for o in offs]
+        bounds = [base, *sorted(set(inner.get(w, ()))), ends[w]]
+        for a, b in pairwise(bounds):
+            lo, hi = bisect_left(toks, a), bisect_left(toks, b)
+            if a == base:
+                lo = 0  # a token starting before the first cut belongs to the first piece
+            if b == ends[w]:
+                hi = len(toks)
+            if hi - lo <= size and w not in forced:
+                out_s.append(a)
+                out_e.append(b)
+                out_c.append(hi - lo)
+                continue
+            runs = list(range(lo, hi, group))  # token index that starts each run
+            edges = [a, *(toks[t] for t in runs[1:]), b]
+            tix = [*runs, hi]
+            carry = 0
+            for j in range(len(runs)):
+                c = tix[j + 1] - tix[j] + carry
+                if edges[j] >= edges[j + 1]:  # tokens sharing a start offset: no characters of their own
+                    carry = c
+                    continue
+                carry = 0
+                out_s.append(edges[j])
+                out_e.append(edges[j + 1])
+                out_c.append(c)
+            if carry:
+                out_c[-1] += carry
+    out_s += starts[prev:]
+    out_e += ends[prev:]
+    out_c += counts[prev:]
+    return out_s, out_e, out_c
+
+
 def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
                tokenizer: Tokenizer | None = None, counts: Sequence[int] | None = None) -> list[tuple[str, int]]:
     """(chunk text, token count) pairs covering text; consecutive chunks share ~overlap tokens.
@@ -90,9 +170,15 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
         counts = word_counts(tok, [text])[0]
     if len(counts) != n:
         raise ValueError(f"{len(counts)} word counts for {n} words")
-    cum = [0, *accumulate(counts)]  # cum[k]: tokens of the words before word k
+    odd = _SPLIT_DISAGREES.search(text) is not None
+    starts, ends, counts = _cut_words(text, codes, w_start, w_end, counts, size, tok, odd)
+    glued: set[int] = set()  # units k whose start touches the end of unit k - 1 (a cut word)
+    if len(starts) != n:
+        w_start, w_end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+        n = len(starts)
+        glued = set((np.flatnonzero(w_start[1:] == w_end[:-1]) + 1).tolist())
+    cum = [0, *accumulate(counts)]  # cum[k]: tokens of the units before unit k
     sent = _sentence_starts(codes, w_start, w_end).tolist()
-    w_start, w_end = w_start.tolist(), w_end.tolist()
     out: list[tuple[str, int]] = []
     i = 0
     while i < n:
@@ -103,7 +189,19 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
             s = bisect_right(sent, k) - 1
             if s >= 0 and sent[s] >= floor:
                 k = sent[s]
-        out.append((text[w_start[i]:w_end[k - 1]], cum[k] - cum[i]))
+        n_tok = cum[k] - cum[i]
+        if odd or i in glued or k in glued:
+            # A chunk edge inside a word: word pieces are not additive there ("##" pieces of the
+            # whole word vs the first pieces of a part), so the chunk is counted as it is, and
+            # shortened while it is over size (rare: CJK cut between ideographs adds up exactly).
+            # Same for texts holding white space that BERT deletes instead (\x1c-\x1f): the
+            # words on either side of it are one word to the model.
+            while True:
+                n_tok = tok.count([text[starts[i]:ends[k - 1]]])[0]
+                if n_tok <= size or k == i + 1:
+                    break
+                k -= 1
+        out.append((text[starts[i]:ends[k - 1]], n_tok))
         if k >= n:
             break
         # step back over the last words of this chunk that fit in the overlap
@@ -124,13 +222,17 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     chunks: list[Chunk] = []
     for b, prefix, body_counts, prefix_counts in zip(blocks, prefixes, counts, counts[len(blocks):]):
         reserve, total = sum(prefix_counts), sum(body_counts)
-        if not b.body:  # a lone heading
-            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve))
-            continue
-        if reserve + total <= size:  # most blocks fit whole
+        if reserve + total <= size:  # most blocks fit whole (a lone heading is all prefix)
             chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + total))
             continue
-        budget = max(size - reserve, max(1, size // 2))
+        if not b.body or reserve > size // 2:
+            # a heading too long to repeat on every chunk (a CJK paragraph in an <h2>): the block's
+            # text is cut as it is, so no chunk exceeds size
+            pieces = split_text(b.text, size, min(overlap, size - 1), tok)
+            for idx, (text, n) in enumerate(pieces):
+                chunks.append(Chunk(text, b.url, b.heading_path, b.position, idx, b.hash, n))
+            continue
+        budget = size - reserve
         pieces = split_text(b.body, budget, min(overlap, budget - 1), tok, counts=body_counts)
         for idx, (text, n) in enumerate(pieces):
             chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + reserve))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from html.parser import HTMLParser as _StdTokenizer
+from html import unescape as _unescape
 
 TEXT = "#text"
 # Elements whose text is not page text.
@@ -23,7 +23,7 @@ SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
 DEEP_LIMIT = 2000  # nesting depth above which the linear fallback builder is used
-_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
 
 
 @dataclass(slots=True)
@@ -36,6 +36,7 @@ class Dom:
     attrs: list[dict[str, str] | None] = field(default_factory=list)
     skipped: list[bool] = field(default_factory=list)  # inside script/style/head/...
     url: str | None = None
+    binary: str | None = None  # why the body was not parsed (parse.sniff_binary), else None
 
     def __len__(self) -> int:
         return len(self.tag)
@@ -56,7 +57,7 @@ class Dom:
 
     def body(self) -> int:
         b = self.find("body")
-        return b if b >= 0 else 0
+        return max(b, 0)
 
     def path(self, i: int, with_attrs: bool = False, limit: int | None = None) -> str:
         """The tag path from the root, e.g. "html/body/div/p"; with limit, only the last
@@ -143,21 +144,30 @@ def parse_html(html: str, url: str | None = None) -> Dom:
 
 
 def _max_depth_exceeds(html: str, limit: int) -> bool:
-    # Cheap test first: lexbor is only slow for deeply nested block elements (div and kin), and
-    # nesting `limit` deep takes at least `limit` start tags.
-    if html.count("<div") + html.count("<DIV") + html.count("<section") + html.count("<p") < limit:
+    """True if the page nests more than limit elements deep, counting every tag in any case.
+
+    Lexbor is quadratic in depth for far more than div/section/p (32k nested <ul><li> took 8.8 s,
+    <Div> 1.9 s), so every start tag counts. The depth is that of the open-element stack the
+    linear builder keeps (same implicit closes, same bounded end-tag search), so thousands of
+    unclosed <p> or <li> siblings are not mistaken for nesting. One regex pass, linear."""
+    if html.count("<") < limit:  # nesting limit deep takes at least limit start tags
         return False
-    depth = 0
+    stack: list[str] = []
     for m in _TAG_RE.finditer(html):
         tag = m.group(2).lower()
+        if m.group(1):
+            for k in range(len(stack) - 1, max(-1, len(stack) - 65), -1):
+                if stack[k] == tag:
+                    del stack[k:]
+                    break
+            continue
         if tag in VOID_TAGS or m.group(3):
             continue
-        if m.group(1):
-            depth -= 1
-        else:
-            depth += 1
-            if depth > limit:
-                return True
+        if stack and stack[-1] in _CLOSES and tag in _CLOSES[stack[-1]]:
+            stack.pop()
+        stack.append(tag)
+        if len(stack) > limit:
+            return True
     return False
 
 
@@ -202,47 +212,102 @@ _CLOSES = {
 }
 
 
-class _LinearParser(_StdTokenizer):
+# The linear builder's tokenizer: one regex finds the next markup, str.find its end. Every step
+# moves forward past what it read, so the work is linear in the page whatever it holds (the
+# standard library's HTMLParser took ~17 us a tag, 3.3 s for 50k nested <ul><li>). A tag ends at
+# the first ">" (a quoted ">" inside an attribute ends it early: a small loss, on deep pages only).
+_MARKUP_RE = re.compile(r"<(?:(!--)|([!?])|(/?)([a-zA-Z][^\t\n\f\r />]*))")
+_ATTR_RE = re.compile(r"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
+# Elements whose content is text up to their end tag (script, style...; title/textarea: RCDATA).
+_RAW_TEXT = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "title",
+                       "textarea"})
+_RCDATA = frozenset({"title", "textarea"})
+
+
+class _LinearBuilder(_Builder):
     def __init__(self, url: str | None) -> None:
-        super().__init__(convert_charrefs=True)
-        self.b = _Builder(url)
-        self.b.start("html", None)
+        super().__init__(url)
+        self.start("html", None)
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        b = self.b
-        if tag in ("html", "body", "head") and any(b.dom.tag[i] == tag for i in b.open[:3]):
+    def starttag(self, tag: str, attrs: dict[str, str] | None, selfclosing: bool) -> None:
+        if tag in ("html", "body", "head") and any(self.dom.tag[i] == tag for i in self.open[:3]):
             return
-        top = b.dom.tag[b.open[-1]] if len(b.open) > 1 else ""
+        top = self.dom.tag[self.open[-1]] if len(self.open) > 1 else ""
         if top in _CLOSES and tag in _CLOSES[top]:
-            b.close()
-        b.start(tag, {k: v or "" for k, v in attrs} or None)
-        if tag in VOID_TAGS:
-            b.close()
+            self.close()
+        self.start(tag, attrs)
+        if tag in VOID_TAGS or selfclosing:
+            self.close()
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        if tag not in VOID_TAGS and self.b.dom.tag[self.b.open[-1]] == tag:
-            self.b.close()
-
-    def handle_endtag(self, tag: str) -> None:
-        b, tags = self.b, self.b.dom.tag
+    def endtag(self, tag: str) -> None:
         # Close up to the nearest open element of that name; search a bounded way down so that
         # stray end tags stay linear.
-        for k in range(len(b.open) - 1, max(0, len(b.open) - 64), -1):
-            if tags[b.open[k]] == tag:
-                while len(b.open) > k:
-                    b.close()
+        tags, open_ = self.dom.tag, self.open
+        for k in range(len(open_) - 1, max(0, len(open_) - 64), -1):
+            if tags[open_[k]] == tag:
+                while len(open_) > k:
+                    self.close()
                 return
 
-    def handle_data(self, data: str) -> None:
-        self.b.data(data)
+    def text(self, data: str) -> None:
+        if data:
+            self.data(_unescape(data) if "&" in data else data)
+
+
+def _attrs(body: str) -> dict[str, str] | None:
+    out: dict[str, str] = {}
+    for m in _ATTR_RE.finditer(body):
+        name = m.group(1).lower()
+        if name not in out:  # the first of repeated attributes wins
+            v = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4) or ""
+            out[name] = _unescape(v) if "&" in v else v
+    return out or None
 
 
 def _parse_linear(html: str, url: str | None) -> Dom:
-    p = _LinearParser(url)
-    try:
-        p.feed(html)
-        p.close()
-    except Exception:  # the stdlib tokenizer is lenient; keep whatever was built
-        pass
-    return p.b.finish()
+    b = _LinearBuilder(url)
+    n, pos = len(html), 0
+    raw_ends: dict[str, re.Pattern[str]] = {}
+    while pos < n:
+        m = _MARKUP_RE.search(html, pos)
+        if m is None:
+            b.text(html[pos:])
+            break
+        if m.start() > pos:
+            b.text(html[pos:m.start()])
+        if m.group(1):  # <!-- comment -->
+            end = html.find("-->", m.end())
+            pos = n if end < 0 else end + 3
+            continue
+        end = html.find(">", m.end())
+        stop = n if end < 0 else end
+        pos = n if end < 0 else end + 1
+        if m.group(2):  # <!doctype>, <![CDATA[, <?xml
+            continue
+        tag = m.group(4).lower()
+        if m.group(3):
+            b.endtag(tag)
+            continue
+        body = html[m.end():stop]
+        selfclosing = body.endswith("/") and tag not in VOID_TAGS
+        b.starttag(tag, _attrs(body) if body.strip(" /\t\n\r\f") else None, selfclosing)
+        if selfclosing:
+            continue
+        if tag == "plaintext":
+            b.data(html[pos:])
+            break
+        if tag in _RAW_TEXT:
+            pat = raw_ends.get(tag)
+            if pat is None:
+                pat = raw_ends[tag] = re.compile(r"</" + tag + r"(?=[\t\n\f\r />]|\Z)", re.IGNORECASE)
+            e = pat.search(html, pos)
+            content_end = n if e is None else e.start()
+            content = html[pos:content_end]
+            if content:
+                b.text(content) if tag in _RCDATA else b.data(content)
+            if e is None:
+                break
+            close = html.find(">", content_end)
+            pos = n if close < 0 else close + 1
+            b.endtag(tag)
+    return b.finish()
