@@ -32,7 +32,7 @@ def query(i: int) -> str:
 
 
 async def client(host: str, port: int, ids: list[int], mode: str, k: int,
-                 lat: list[float], errors: list[str]) -> None:
+                 lat: list[float], ok: list[int], errors: list[str]) -> None:
     try:
         reader, writer = await asyncio.open_connection(host, port)
     except OSError as e:
@@ -50,6 +50,8 @@ async def client(host: str, port: int, ids: list[int], mode: str, k: int,
             status = int(head.split(b" ", 2)[1])
             if status != 200:
                 errors.append(f"{status} {body[:200]!r}")
+            else:
+                ok.append(i)
             if re.search(rb"(?i)\r\nconnection:\s*close", head):
                 writer.close()
                 reader, writer = await asyncio.open_connection(host, port)
@@ -63,9 +65,10 @@ async def load(url: str, requests: int, connections: int, mode: str, k: int) -> 
     u = urllib.parse.urlsplit(url)
     host, port = u.hostname or "127.0.0.1", u.port or 80
     lat: list[float] = []
+    ok: list[int] = []
     errors: list[str] = []
     t0 = time.perf_counter()
-    await asyncio.gather(*(client(host, port, list(range(c, requests, connections)), mode, k, lat, errors)
+    await asyncio.gather(*(client(host, port, list(range(c, requests, connections)), mode, k, lat, ok, errors)
                            for c in range(connections)))
     wall = time.perf_counter() - t0
     lat.sort()
@@ -73,8 +76,8 @@ async def load(url: str, requests: int, connections: int, mode: str, k: int) -> 
     def pct(p: float) -> float:
         return 1000 * lat[min(len(lat) - 1, int(p / 100 * len(lat)))] if lat else float("nan")
 
-    return {"requests": requests, "connections": connections, "mode": mode, "ok": len(lat) - len(errors),
-            "errors": len(errors) + (requests - len(lat)), "first_errors": errors[:5], "wall_s": round(wall, 2),
+    return {"requests": requests, "connections": connections, "mode": mode, "ok": len(ok),
+            "errors": requests - len(ok), "first_errors": errors[:5], "wall_s": round(wall, 2),
             "rps": round(len(lat) / wall, 1), "p50_ms": round(pct(50), 2), "p90_ms": round(pct(90), 2),
             "p99_ms": round(pct(99), 2), "max_ms": round(1000 * lat[-1], 2) if lat else float("nan")}
 

@@ -236,6 +236,16 @@ def test_cli_serve(store):
         proc.wait(timeout=30)
 
 
+def test_cli_serve_limits_are_checked(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for args, msg in ((["--threads", "0"], "--threads must be positive"),
+                      (["--keep-alive", "-1"], "--keep-alive must be positive"),
+                      (["--max-connections", "0"], "--max-connections must be positive")):
+        r = subprocess.run([sys.executable, "-m", "blockcrawl", "serve", "--store", str(tmp_path / "x.db"), *args],
+                           capture_output=True, text=True, env=env, timeout=60)
+        assert r.returncode == 2 and r.stderr.strip() == f"blockcrawl serve: {msg}", r.stderr
+
+
 # ---- headers ----------------------------------------------------------------------------------------
 
 def test_security_headers(fast):
