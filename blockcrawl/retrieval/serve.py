@@ -266,6 +266,11 @@ class Protocol(HttpToolsProtocol):
             self._reply_and_close(408, b"request head not received in time")
 
     def _reply_and_close(self, status: int, msg: bytes) -> None:
+        """Answer and close; or only close while an earlier pipelined request is still being answered
+        (a reply now would arrive before that answer and be taken for it)."""
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.transport.close()
+            return
         reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
         self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
                              b"connection: close\r\n\r\n%s" % (status, reason, len(msg), msg))
