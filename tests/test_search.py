@@ -3,13 +3,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import threading
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +14,6 @@ from blockcrawl import SitePipeline
 from blockcrawl.index import Embedder, MiniLMEmbedder, NotIndexed, StoreMissing, build_index, default_embedder
 from blockcrawl.index.ann import ann_paths, available as ann_available
 from blockcrawl.retrieval import Hit, SearchError, search
-from blockcrawl.retrieval.serve import make_server, serve_in_thread
 from blockcrawl.store import Store
 from .search_pages import COOKING, PAGE1, PAGES
 
@@ -382,100 +376,6 @@ def test_ann_index(tmp_path):
     assert exact == by_ann
 
 
-# ---- HTTP API -------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def server(store):
-    srv = make_server(store, "127.0.0.1", 0, embedder=default_embedder())
-    serve_in_thread(srv)
-    yield "http://%s:%d" % srv.server_address[:2]
-    srv.shutdown()
-    srv.server_close()
-
-
-def get(url: str) -> tuple[int, dict | str, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            body, status, ctype = r.read().decode(), r.status, r.headers["Content-Type"]
-    except urllib.error.HTTPError as e:
-        body, status, ctype = e.read().decode(), e.code, e.headers["Content-Type"]
-    return status, (json.loads(body) if ctype.startswith("application/json") else body), ctype
-
-
-def api(base: str, **params) -> tuple[int, dict]:
-    status, body, _ = get(base + "/api/search?" + urllib.parse.urlencode(params))
-    return status, body
-
-
-def test_http_search(server):
-    status, body = api(server, q="mountains and lowlands of the German landscape", k=2, mode="hybrid")
-    assert status == 200 and len(body["hits"]) == 2
-    hit = body["hits"][0]
-    assert hit["heading_path"] == ["Europe Countries", "Germany"] and hit["url"] == "http://site.test/europe"
-    assert set(hit) >= {"score", "url", "heading_path", "text", "chunk_id"}
-    status, body = api(server, q="Deutschland", mode="keyword")
-    assert status == 200 and [h["heading_path"][-1] for h in body["hits"]] == ["Germany"]
-    # concurrent requests from several threads
-    results: list[int] = []
-    threads = [threading.Thread(target=lambda: results.append(api(server, q="bread recipe", k=1)[0]))
-               for _ in range(6)]
-    [t.start() for t in threads]
-    [t.join() for t in threads]
-    assert results == [200] * 6
-
-
-@pytest.mark.parametrize("params,msg", [
-    ({}, "empty query"), ({"q": ""}, "empty query"), ({"q": "x" * 1001}, "too long"),
-    ({"q": "x", "k": "0"}, "k must"), ({"q": "x", "k": "101"}, "k must"), ({"q": "x", "k": "ten"}, "k must"),
-    ({"q": "x", "mode": "fuzzy"}, "mode must"),
-])
-def test_http_validation(server, params, msg):
-    status, body = api(server, **params)
-    assert status == 400 and msg in body["error"]
-
-
-def test_http_page_and_404(server):
-    status, body, ctype = get(server + "/")
-    assert status == 200 and ctype.startswith("text/html")
-    assert "/api/search" in body and 'id="q"' in body
-    status, body, _ = get(server + "/nope")
-    assert status == 404 and "error" in body
-
-
-def test_serve_refuses_unindexed_store(tmp_path):
-    fill(tmp_path / "raw.db", {"http://a.test/": PAGE1})
-    with pytest.raises(NotIndexed):
-        make_server(tmp_path / "raw.db", port=0)
-
-
-CHROMIUM = "/usr/bin/chromium"
-
-
-def dump_dom(url: str) -> str:
-    """The page's DOM after its scripts ran (headless Chromium waits for the fetch to finish)."""
-    r = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                        "--no-first-run", "--virtual-time-budget=15000", "--dump-dom", url],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return r.stdout
-
-
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no /usr/bin/chromium (Debian package chromium)")
-def test_page_in_browser(server):
-    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "how do I bake a loaf at home", "k": 3}))
-    first = dom.index('class="hit"')
-    hit = dom[first:dom.index('class="hit"', first + 1)]
-    assert "<span>Recipes</span><span>Bread</span>" in hit  # heading path as breadcrumb
-    assert 'href="http://site.test/cooking"' in hit and "Kitchen notes" in hit  # link to the source
-    assert dom.count('class="hit"') == 3 and "3 hits" in dom
-    # page text is shown as text, never run as markup
-    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "show a tag as plain text with entities", "k": 1}))
-    assert "&lt;img src=x onerror=" in dom and "<img" not in dom and "<title>blockcrawl search</title>" in dom
-    # the API's 400 message reaches the user
-    dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "bread", "k": 500}))
-    assert "Error: k must be between 1 and 100" in dom
-
-
 # ---- command line ---------------------------------------------------------------------------------
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -513,21 +413,6 @@ def test_cli_index_and_search(tmp_path):
     assert len(hits) == 2 and hits[0]["heading_path"] == ["Recipes", "Bread"]
     r = cli("search", "--store", str(path), "Deutschland", "--mode", "keyword")
     assert r.returncode == 0 and "Europe Countries > Germany" in r.stdout and "http://site.test/europe" in r.stdout
-
-
-def test_cli_serve(store):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "blockcrawl", "serve", "--store", str(store), "--port", "0"],
-                            stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        line = proc.stderr.readline()  # "blockcrawl serve: http://127.0.0.1:PORT/ (Ctrl-C to stop)"
-        m = re.search(r"http://127\.0\.0\.1:\d+", line)
-        assert m, line
-        status, body = api(m.group(0), q="SQLite database file", k=1)
-        assert status == 200 and body["hits"][0]["heading_path"] == ["Languages", "SQLite"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_help_does_not_import_torch():

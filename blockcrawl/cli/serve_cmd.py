@@ -10,7 +10,8 @@ EXAMPLES = """examples:
   curl 'http://127.0.0.1:8000/api/search?q=geography+of+Germany&k=3&mode=hybrid'
 
 API: GET /api/search?q=TEXT&k=1..100&mode=hybrid|vector|keyword -> {"hits": [{score, url,
-heading_path, text, title, chunk_id, vector_rank, keyword_rank}]}; bad input -> 400 {"error": ...}.
+heading_path, text, title, chunk_id, vector_rank, keyword_rank}]}; bad input -> 400 {"error": ...};
+busy (more than --threads searches running and 64 waiting) -> 503 with Retry-After.
 """
 
 
@@ -22,6 +23,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", required=True, metavar="PATH", help="an indexed store")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free port)")
+    p.add_argument("--threads", type=int, default=4, metavar="N",
+                   help="searches run at once (default 4; they are CPU bound, so about 2x the cores)")
+    p.add_argument("--max-connections", type=int, default=1000, metavar="N",
+                   help="open connections + running requests before new requests get 503 (default 1000)")
+    p.add_argument("--keep-alive", type=float, default=5.0, metavar="SECONDS",
+                   help="close a keep-alive connection idle this long (default 5)")
+    p.add_argument("--quiet", action="store_true", help="no access log line per request on stderr")
     p.set_defaults(func=run)
 
 
@@ -29,11 +37,17 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print("blockcrawl serve: --port must be between 0 and 65535", file=sys.stderr)
         return 2
+    for name, value in (("--threads", args.threads), ("--max-connections", args.max_connections),
+                        ("--keep-alive", args.keep_alive)):
+        if not value > 0:
+            print(f"blockcrawl serve: {name} must be positive", file=sys.stderr)
+            return 2
     from ..errors import BlockcrawlError
-    from ..retrieval.serve import make_server
+    from ..retrieval.serve import Limits, make_server
 
+    limits = Limits(search_threads=args.threads, max_connections=args.max_connections, keep_alive=args.keep_alive)
     try:
-        server = make_server(args.store, args.host, args.port)
+        server = make_server(args.store, args.host, args.port, limits=limits, access_log=not args.quiet)
     except BlockcrawlError as e:
         print(f"blockcrawl serve: {e}", file=sys.stderr)
         return 2

@@ -1,111 +1,378 @@
-"""`blockcrawl serve`: a JSON search API and a one-file web page, on the standard library's
-ThreadingHTTPServer (a search is a few ms of numpy + SQLite; no framework needed).
+"""`blockcrawl serve`: a JSON search API and a one-file web page, on Starlette and uvicorn.
 
-GET /                       the search page (page.html, self-contained)
+GET /                       the search page (page.html, self-contained, under a strict CSP)
 GET /api/search?q=&k=&mode= {"query", "mode", "k", "hits": [{score, url, heading_path, text, title, chunk_id, ...}]}
-Bad input -> 400 {"error": "..."}; unknown path -> 404; store not indexed -> 503.
+Bad input -> 400 {"error": "..."}; unknown path -> 404; other methods -> 405; URL over 8 KiB -> 414;
+store not indexed -> 503; too many searches queued -> 503 with Retry-After; anything else -> 500.
+
+Why not the standard library's ThreadingHTTPServer any more (measured on it, 2 cores): an unread POST
+body was parsed as the next request (request smuggling); keep-alive requests took 44 ms against 2.5 ms
+on a new connection (headers and body left in two segments: Nagle against delayed ACK); its listen
+backlog of 5 overflowed 59 times under 20 connections; 500 idle connections held 500 threads for good;
+and the Server header told the Python version. Here one event loop holds the connections (an idle one
+costs a few KiB, no thread), searches run on a small fixed pool of threads (they are CPU bound: numpy,
+SQLite and the model; more threads than cores only make every search slower), and the limits below
+bound what a client can hold.
 """
 from __future__ import annotations
 
+import asyncio
+import base64
+import hashlib
 import json
+import re
+import socket
 import sys
 import threading
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from typing import Any
+from urllib.parse import parse_qsl
 
-from ..index.embed import Embedder, default_embedder
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
 from ..errors import BlockcrawlError, NotIndexed, StoreMissing
+from ..index.embed import Embedder, default_embedder
 from .hybrid import MAX_K, MODES, SearchError, search
 
-MAX_URL = 8192
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
 
+MAX_URL = 8192  # request target (path + query); the page caps q at 1,000 characters, so 8 KiB is ample
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one client may hold. Defaults sized for a search box on a small machine."""
+
+    keep_alive: float = 5.0  # s an idle keep-alive connection stays open (uvicorn's timer)
+    head_timeout: float = 10.0  # s from connect, or from a request's first byte, to the end of its head
+    max_head: int = 32 * 1024  # bytes of request line + headers (browsers send ~1 KiB); over -> 431
+    max_connections: int = 1000  # open connections + running requests; beyond, requests get 503
+    search_threads: int = 4  # searches at once (2 cores: 4 keeps both busy while one waits on SQLite)
+    max_queued: int = 64  # searches waiting for a thread; one more gets 503 at once instead of a long wait
+    backlog: int = 2048  # listen queue (the old server's 5 overflowed under 20 connections)
+
+
+# ---- the page and its headers ---------------------------------------------------------------------
 
 def _page() -> bytes:
     return resources.files(__package__).joinpath("page.html").read_bytes()
 
 
-class SearchServer(ThreadingHTTPServer):
-    daemon_threads = True
+def _csp_hashes(page: bytes, tag: str) -> list[str]:
+    """'sha256-...' of every inline <tag> element's text, so the CSP allows exactly the page's own
+    script and style and nothing injected beside them (no 'unsafe-inline'). page.html is a static
+    file, never templated with data, so hashing it at start-up hashes only our own code."""
+    found = re.findall(rb"<" + tag.encode() + rb">(.*?)</" + tag.encode() + rb">", page, re.DOTALL)
+    return [f"'sha256-{base64.b64encode(hashlib.sha256(body).digest()).decode()}'" for body in found]
 
-    def __init__(self, addr: tuple[str, int], store: Path, embedder: Embedder) -> None:
-        self.store, self.embedder, self.page = store, embedder, _page()
-        super().__init__(addr, Handler)
+
+def page_csp(page: bytes) -> str:
+    scripts, styles = _csp_hashes(page, "script"), _csp_hashes(page, "style")
+    return "; ".join([
+        "default-src 'none'",
+        "script-src " + (" ".join(scripts) or "'none'"),
+        "style-src " + (" ".join(styles) or "'none'"),
+        "connect-src 'self'",  # the page's fetch("/api/search")
+        "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'",
+        # DOM sinks that parse strings as markup or code (innerHTML, eval, ...) throw: the page only uses
+        # textContent, so this costs nothing and turns a future innerHTML slip into an error, not an XSS
+        "require-trusted-types-for 'script'", "trusted-types 'none'",
+    ])
 
 
-class Handler(BaseHTTPRequestHandler):
-    server: SearchServer
-    protocol_version = "HTTP/1.1"
+API_CSP = "default-src 'none'; frame-ancestors 'none'"  # JSON is never a document
 
-    def log_message(self, fmt: str, *args: object) -> None:  # one short line per request on stderr
-        sys.stderr.write(f"serve: {self.address_string()} {fmt % args}\n")
 
-    def _send(self, status: int, body: bytes, ctype: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+def _headers(csp: str) -> dict[str, str]:
+    return {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Content-Security-Policy": csp,
+            "Referrer-Policy": "no-referrer", "Cross-Origin-Opener-Policy": "same-origin",
+            "Cross-Origin-Resource-Policy": "same-origin", "X-Frame-Options": "DENY"}
 
-    def _json(self, status: int, obj: object) -> None:
-        self._send(status, json.dumps(obj, ensure_ascii=False).encode(), "application/json; charset=utf-8")
 
-    def do_HEAD(self) -> None:
-        self.do_GET()
+API_HEADERS = _headers(API_CSP)
 
-    def do_GET(self) -> None:
-        if len(self.path) > MAX_URL:
-            return self._json(HTTPStatus.REQUEST_URI_TOO_LONG, {"error": "request URL too long"})
-        url = urlsplit(self.path)
-        if url.path in ("/", "/index.html"):
-            return self._send(200, self.server.page, "text/html; charset=utf-8")
-        if url.path != "/api/search":
-            return self._json(404, {"error": f"no such path: {url.path}"})
+
+def _json(status: int, obj: object, extra: dict[str, str] | None = None) -> Response:
+    body = json.dumps(obj, ensure_ascii=False).encode()
+    return Response(body, status, {**API_HEADERS, **(extra or {})}, "application/json; charset=utf-8")
+
+
+# ---- searching: the one call into the search stage -------------------------------------------------
+
+class Searcher:
+    """Runs searches on a fixed pool of threads, with a bounded queue in front of it.
+
+    The only place serve calls search(): make_server's warm-up and every request go through run()."""
+
+    def __init__(self, store: Path, embedder: Embedder, threads: int, max_queued: int) -> None:
+        self.store, self.embedder = store, embedder
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="blockcrawl-search")
+        self.limit = threads + max_queued  # running + waiting; the event loop alone counts it: no lock
+        self.pending = 0
+
+    def run(self, q: str, k: int, mode: str) -> list[dict[str, Any]]:
+        return [h.to_dict() for h in search(self.store, q, k, mode, self.embedder)]
+
+    def busy(self) -> bool:
+        return self.pending >= self.limit
+
+    async def submit(self, q: str, k: int, mode: str) -> list[dict[str, Any]]:
+        self.pending += 1
         try:
-            params = parse_qs(url.query, keep_blank_values=True, strict_parsing=False, errors="strict")
+            return await asyncio.get_running_loop().run_in_executor(self.pool, self.run, q, k, mode)
+        finally:
+            self.pending -= 1
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+# ---- the application -------------------------------------------------------------------------------
+
+def build_app(searcher: Searcher, page: bytes) -> Starlette:
+    page_headers = _headers(page_csp(page))
+
+    async def show_page(request: Request) -> Response:
+        return Response(page, 200, page_headers, "text/html; charset=utf-8")
+
+    async def api_search(request: Request) -> Response:
+        try:
+            params = dict(parse_qsl(request.scope["query_string"].decode("utf-8"), keep_blank_values=True,
+                                    errors="strict"))  # the last value of a repeated name wins
         except (ValueError, UnicodeDecodeError):
-            return self._json(400, {"error": "malformed query string"})
-        q = params.get("q", [""])[-1]
-        mode = params.get("mode", ["hybrid"])[-1] or "hybrid"
-        k_raw = params.get("k", ["10"])[-1] or "10"
+            return _json(400, {"error": "malformed query string"})
+        q = params.get("q", "")
+        mode = params.get("mode", "") or "hybrid"
         try:
-            k = int(k_raw)
+            k = int(params.get("k", "") or "10")
         except ValueError:
-            return self._json(400, {"error": f"k must be an integer between 1 and {MAX_K}"})
+            return _json(400, {"error": f"k must be an integer between 1 and {MAX_K}"})
+        if searcher.busy():
+            return _json(503, {"error": "too many searches waiting, retry shortly"}, {"Retry-After": "1"})
         try:
-            hits = search(self.server.store, q, k, mode, self.server.embedder)
+            hits = await searcher.submit(q, k, mode)
         except SearchError as e:
-            return self._json(400, {"error": str(e)})
+            return _json(400, {"error": str(e)})
         except (NotIndexed, StoreMissing) as e:
-            return self._json(503, {"error": str(e)})
+            return _json(503, {"error": str(e)})
         except BlockcrawlError as e:
-            return self._json(500, {"error": str(e)})
-        self._json(200, {"query": q, "mode": mode, "k": k, "hits": [h.to_dict() for h in hits]})
+            return _json(500, {"error": str(e)})
+        return _json(200, {"query": q, "mode": mode, "k": k, "hits": hits})
 
-    def do_POST(self) -> None:
-        self._json(405, {"error": "use GET"})
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            return _json(404, {"error": f"no such path: {request.url.path}"})
+        return _json(exc.status_code, {"error": exc.detail}, dict(exc.headers or {}))
+
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        return _json(500, {"error": "internal error"})
+
+    routes = [Route("/", show_page), Route("/index.html", show_page), Route("/api/search", api_search)]
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal_error})
+
+
+class Guard:
+    """ASGI wrapper in front of the routes: GET/HEAD only, a cap on the URL, one access-log line.
+
+    A request that carries a body (nothing here reads one) is answered with Connection: close. uvicorn
+    frames bodies correctly, so the body is never parsed as a request; closing is defence in depth for
+    when a proxy in front frames it differently (the desync behind real smuggling attacks)."""
+
+    def __init__(self, app: Starlette, access_log: bool) -> None:
+        self.app, self.access_log = app, access_log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan is off and websockets are disabled: nothing else comes
+            return
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        has_body = any(n == b"transfer-encoding" or (n == b"content-length" and v.strip() != b"0")
+                       for n, v in headers)
+        status = 0
+
+        async def send_(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                if has_body:
+                    message["headers"] = [*message.get("headers", []), (b"connection", b"close")]
+            await send(message)
+
+        target_len = len(scope["raw_path"]) + len(scope["query_string"])
+        if scope["method"] not in ("GET", "HEAD"):
+            response = _json(405, {"error": "use GET"}, {"Allow": "GET, HEAD"})
+            await response(scope, receive, send_)
+        elif target_len > MAX_URL:
+            await _json(414, {"error": "request URL too long"})(scope, receive, send_)
+        else:
+            await self.app(scope, receive, send_)
+        if self.access_log:
+            client = scope.get("client") or ("-", 0)
+            qs = scope["query_string"].decode("latin-1")
+            target = scope["raw_path"].decode("latin-1") + ("?" + qs if qs else "")
+            sys.stderr.write(f"serve: {client[0]} \"{scope['method']} {target[:300]}\" {status}\n")
+
+
+# ---- the connection: uvicorn's httptools protocol with the limits it lacks --------------------------
+
+class Protocol(HttpToolsProtocol):
+    """uvicorn's protocol plus what it lacks: a deadline for the request head (uvicorn arms no timer on
+    a new connection, and its keep-alive timer is cancelled by the first byte, so a client that sends
+    nothing, or trickles a header a byte a second, held its connection for ever: slowloris), a cap on
+    the head's size (llhttp has none: httptools buffers one header line however long), and TCP_NODELAY
+    set explicitly (asyncio sets it too; the old server's 44 ms keep-alive requests were Nagle's).
+
+    The size is counted per socket read, so a head can overrun max_head by one read before it is
+    refused; memory stays bounded all the same."""
+
+    limits = Limits()  # a subclass per server sets its own
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._head_bytes = 0
+        self._in_head = True
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._arm_head_timer()
+
+    def _arm_head_timer(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(self.limits.head_timeout, self._head_expired)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_expired(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self._reply_and_close(408, b"request head not received in time")
+
+    def _reply_and_close(self, status: int, msg: bytes) -> None:
+        """Answer and close; or only close while an earlier pipelined request is still being answered
+        (a reply now would arrive before that answer and be taken for it)."""
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.transport.close()
+            return
+        reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
+        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\n"
+                             b"connection: close\r\n\r\n%s" % (status, reason, len(msg), msg))
+        self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_head:
+                self._disarm_head_timer()
+                self._reply_and_close(431, b"request head too large")
+                return
+        super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_head, self._head_bytes = True, 0
+        self._arm_head_timer()  # kept if already armed: the first byte buys no extra time
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._disarm_head_timer()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+
+# ---- the server ------------------------------------------------------------------------------------
+
+class SearchServer:
+    """A bound, listening server. serve_forever() runs uvicorn on the calling thread until shutdown()
+    is called from another thread (or Ctrl-C, on the main thread); server_close() frees the socket and
+    the search threads. The same four names as the standard library's servers, so callers need not care."""
+
+    def __init__(self, sock: socket.socket, searcher: Searcher, limits: Limits, access_log: bool) -> None:
+        self.socket, self.searcher, self.limits = sock, searcher, limits
+        self.server_address: tuple[str, int] = sock.getsockname()[:2]
+        self.app = build_app(searcher, _page())
+        protocol = type("Protocol", (Protocol,), {"limits": limits})
+        config = uvicorn.Config(
+            Guard(self.app, access_log), http=protocol, ws="none", lifespan="off", loop="asyncio",
+            log_config=None, access_log=False, server_header=False, proxy_headers=False,
+            limit_concurrency=limits.max_connections, backlog=limits.backlog,
+            timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]  # a float works: call_later
+            timeout_graceful_shutdown=5)
+        self._server = uvicorn.Server(config)
+        self._done = threading.Event()
+
+    def serve_forever(self) -> None:
+        try:
+            self._server.run(sockets=[self.socket])
+        finally:
+            self._done.set()
+
+    def shutdown(self, timeout: float = 30) -> None:
+        self._server.should_exit = True
+        self._done.wait(timeout)
+
+    def server_close(self) -> None:
+        self.socket.close()
+        self.searcher.close()
+
+
+def _listen(host: str, port: int, backlog: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
-                embedder: Embedder | None = None, warm: bool = True) -> SearchServer:
+                embedder: Embedder | None = None, warm: bool = True, limits: Limits | None = None,
+                access_log: bool = True) -> SearchServer:
     """A bound server (port 0 picks a free one: see server.server_address). Checks the store first
     and, with warm, loads the model and vectors so the first query is as fast as the next."""
-    store = Path(store)
-    emb = embedder or default_embedder()
-    if warm:
-        search(store, "warm up", 1, "hybrid", emb)  # raises StoreMissing / NotIndexed early
-    return SearchServer((host, port), store, emb)
+    limits = limits or Limits()
+    searcher = Searcher(Path(store), embedder or default_embedder(), limits.search_threads, limits.max_queued)
+    try:
+        if warm:
+            searcher.run("warm up", 1, "hybrid")  # raises StoreMissing / NotIndexed early
+        sock = _listen(host, port, limits.backlog)
+    except BaseException:
+        searcher.close()
+        raise
+    return SearchServer(sock, searcher, limits, access_log)
 
 
 def serve_in_thread(server: SearchServer) -> threading.Thread:
+    """Run server on a daemon thread; returns once it accepts connections."""
     t = threading.Thread(target=server.serve_forever, name="blockcrawl-serve", daemon=True)
     t.start()
+    while not server._server.started and t.is_alive():
+        server._done.wait(0.01)
     return t
 
 
-__all__ = ["MODES", "SearchServer", "make_server", "serve_in_thread"]
+__all__ = ["MODES", "Limits", "SearchServer", "make_server", "serve_in_thread"]
