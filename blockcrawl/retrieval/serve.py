@@ -118,7 +118,12 @@ class Searcher:
     The only place serve calls search(): make_server's warm-up and every request go through run()."""
 
     def __init__(self, store: Path, embedder: Embedder, threads: int, max_queued: int) -> None:
-        self.store, self.embedder = store, embedder
+        from ..store import Store
+
+        # opened once, read-only: each search thread borrows its own pooled connection
+        # (an open store answers a keyword query in ~0.1 ms; by path, opening costs ~2.5 ms)
+        self.store = Store(store, readonly=True)
+        self.embedder = embedder
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="blockcrawl-search")
         self.limit = threads + max_queued  # running + waiting; the event loop alone counts it: no lock
         self.pending = 0
@@ -138,6 +143,7 @@ class Searcher:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.store.close()
 
 
 # ---- the application -------------------------------------------------------------------------------
@@ -356,7 +362,7 @@ def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
     and, with warm, loads the model and vectors so the first query is as fast as the next."""
     limits = limits or Limits()
     searcher = Searcher(Path(store), embedder or default_embedder(), limits.search_threads, limits.max_queued)
-    try:
+    try:  # StoreMissing / StoreError above (opening), NotIndexed here
         if warm:
             searcher.run("warm up", 1, "hybrid")  # raises StoreMissing / NotIndexed early
         sock = _listen(host, port, limits.backlog)
