@@ -139,8 +139,10 @@ def run(args: argparse.Namespace) -> int:
         cfg = CrawlConfig(
             seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
             timeout=args.timeout, retries=args.retries, max_pages=args.max_pages, max_time=args.max_time,
-            max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops, include=args.include, exclude=args.exclude, scope=args.scope,
-            allow_private=args.allow_private, user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
+            max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops,
+            include=args.include, exclude=args.exclude, scope=args.scope,
+            allow_private=args.allow_private, user_agent=args.user_agent, robots=not args.ignore_robots,
+            sitemaps=not args.no_sitemaps,
             max_sitemaps=args.max_sitemaps,
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),

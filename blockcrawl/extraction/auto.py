@@ -189,7 +189,7 @@ def _furniture(dom: Dom, f: Features, strict: bool) -> tuple[list[bool], list[in
 
 def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> list[bool] | None:
     n = len(dom)
-    tags, parent, ends, attrs, skipped = dom.tag, dom.parent, dom.end, dom.attrs, dom.skipped
+    tags, parent, ends, skipped = dom.tag, dom.parent, dom.end, dom.skipped
     tl, ll, cm = f.text_len, f.link_len, f.commas
 
     # 1. furniture mask (top-down) and the text block owner of every node

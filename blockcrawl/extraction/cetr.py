@@ -44,7 +44,9 @@ def page_lines(dom: Dom) -> Lines:
 
     def newline() -> None:
         if tag_counts[-1] or nodes[-1]:
-            tag_counts.append(0); chars.append(0); nodes.append([])
+            tag_counts.append(0)
+            chars.append(0)
+            nodes.append([])
 
     open_: list[int] = []
     i, stop = root, ends[root]
@@ -75,7 +77,9 @@ def page_lines(dom: Dom) -> Lines:
         if tags_of[open_.pop()] in BREAK_TAGS:
             newline()
     if not tag_counts[-1] and not nodes[-1] and len(nodes) > 1:
-        tag_counts.pop(); chars.pop(); nodes.pop()
+        tag_counts.pop()
+        chars.pop()
+        nodes.pop()
     return Lines(np.asarray(tag_counts, dtype=np.float64), np.asarray(chars, dtype=np.float64), nodes)
 
 

@@ -49,13 +49,18 @@ class TagPaths:
         sb: list[int] = []
         par, lab, ln = self.parent, self.label, self.length
         while ln[a] > ln[b]:
-            sa.append(lab[a]); a = par[a]
+            sa.append(lab[a])
+            a = par[a]
         while ln[b] > ln[a]:
-            sb.append(lab[b]); b = par[b]
+            sb.append(lab[b])
+            b = par[b]
         while a != b:
-            sa.append(lab[a]); a = par[a]
-            sb.append(lab[b]); b = par[b]
-        sa.reverse(); sb.reverse()
+            sa.append(lab[a])
+            a = par[a]
+            sb.append(lab[b])
+            b = par[b]
+        sa.reverse()
+        sb.reverse()
         return sa, sb
 
 
