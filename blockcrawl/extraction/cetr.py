@@ -93,7 +93,8 @@ def gaussian_smooth(values: np.ndarray, sigma: float = SIGMA) -> np.ndarray:
     num = np.convolve(values, k, mode="same") if len(values) >= len(k) else _conv_small(values, k)
     den = np.convolve(np.ones(len(values)), k, mode="same") if len(values) >= len(k) \
         else _conv_small(np.ones(len(values)), k)
-    return num / den
+    smooth: np.ndarray = num / den
+    return smooth
 
 
 def _conv_small(values: np.ndarray, k: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ trie and a node's id is found from its parent's in O(1) - no string of the full 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..parse import TEXT, Dom
@@ -149,7 +150,7 @@ def content_text_nodes(dom: Dom) -> list[int]:
             and texts[i]]
 
 
-def mask_from_nodes(dom: Dom, nodes) -> list[bool]:
+def mask_from_nodes(dom: Dom, nodes: Iterable[int]) -> list[bool]:
     """A keep mask that keeps the given text nodes and every whitespace-only text node (those are
     the spaces between inline elements: dropping them would glue "About Contact" together)."""
     tags, texts = dom.tag, dom.text
