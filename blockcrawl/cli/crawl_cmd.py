@@ -6,6 +6,8 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE
 from ..pipeline import DEFAULTS, PipelineConfig, tokenizer_for
@@ -24,8 +26,11 @@ interrupted URLs are fetched again by --resume.
 """
 
 
-def _positive(kind):
-    def conv(s: str):
+_Num = TypeVar("_Num", int, float)
+
+
+def _positive(kind: Callable[[str], _Num]) -> Callable[[str], _Num]:
+    def conv(s: str) -> _Num:
         try:
             v = kind(s)
         except ValueError:
@@ -36,7 +41,7 @@ def _positive(kind):
     return conv
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..crawl import DEFAULT_USER_AGENT
     from ..crawl.traps import DEFAULT_DATE_HOPS
     p = sub.add_parser("crawl", help="crawl websites politely into the store",
@@ -111,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..store import Store
 
-    err = lambda msg: (print(f"blockcrawl crawl: {msg}", file=sys.stderr), 2)[1]  # noqa: E731
+    def err(msg: str) -> int:
+        print(f"blockcrawl crawl: {msg}", file=sys.stderr)
+        return 2
+
     if not args.urls and not args.resume:
         return err("give at least one seed URL (or --resume)")
     bad = [u for u in args.urls if canonicalize(u.strip()) is None]
