@@ -35,7 +35,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from blockcrawl import SitePipeline  # noqa: E402
 from blockcrawl.index import build_index, default_embedder  # noqa: E402
-from blockcrawl.index.ann import available as ann_available, build_ann  # noqa: E402
+from blockcrawl.index.ann import available as ann_available  # noqa: E402
+from blockcrawl.index.ann import build_ann  # noqa: E402
 from blockcrawl.index.schema import ensure_schema, set_meta, vector_key  # noqa: E402
 from blockcrawl.retrieval import search  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
@@ -465,7 +466,8 @@ def print_recall(rec: dict, n_pages: int) -> None:
         print(f"\n(held-out stores: the {nq} query sentences removed from every store's text; "
               f"{rec['heldout_left']} still found in a page's whole-text chunks)")
     print(f"\n#### Top 5 hits (touch = a hit shares an 8-word run with the target, the old criterion; "
-          f"cover = the hits hold >= {COVER_SHARE:.0%} of the target's 8-word runs, at most {int(COVER_SHARE * COVER_CAP)} needed)\n")
+          f"cover = the hits hold >= {COVER_SHARE:.0%} of the target's 8-word runs, "
+          f"at most {int(COVER_SHARE * COVER_CAP)} needed)\n")
 
     def table(touch: str, cover: str, third: str, third_key: str, third_fmt: str, tokens: str) -> None:
         """One row per query kind and mode: touch, cover, cover wins, a third measure and tokens per store."""
@@ -516,7 +518,8 @@ def main() -> int:
         if "build" not in skip:
             bp = pages[:args.build_pages]
             b = bench_build(bp, tmp, args.batch_size, args.rounds)
-            print(f"\n### Index build ({len(bp)} pages, best of {args.rounds} alternating runs, {b['chunks']} distinct chunk texts, batch {args.batch_size})\n")
+            print(f"\n### Index build ({len(bp)} pages, best of {args.rounds} alternating runs, "
+                  f"{b['chunks']} distinct chunk texts, batch {args.batch_size})\n")
             print("| | seconds | chunks/s | ratio |\n|---|---:|---:|---:|")
             print(f"| model.encode() alone | {b['encode_s']:.1f} | {b['chunks'] / b['encode_s']:.0f} | 1.00 |")
             print(f"| blockcrawl index | {b['index_s']:.1f} | {b['chunks'] / b['index_s']:.0f} | "
@@ -526,7 +529,8 @@ def main() -> int:
             words = [w.lower() for _, html in pages[:40] for w in _WORDS.findall(html.decode("utf-8", "replace"))
                      if w.isalpha() and 2 < len(w) < 14]
             vocab = [w for w, _ in __import__("collections").Counter(words).most_common(20000)]
-            qs = [f"{random.Random(i).choice(vocab)} {random.Random(i + 1).choice(vocab)} news" for i in range(args.latency_queries)]
+            qs = [f"{random.Random(i).choice(vocab)} {random.Random(i + 1).choice(vocab)} news"
+                  for i in range(args.latency_queries)]
             lat = bench_latency([int(s) for s in args.sizes.split(",")], vocab, qs, tmp, 10)
             print(f"\n### Query latency, k=10 (synthetic chunks and vectors; query embedding is real; "
                   f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)\n")

@@ -61,6 +61,7 @@ def main() -> None:
             print(f"sigma={sigma} k={k}: " + " ".join(f"{x:.3f}" for x in f) + f"  mean={sum(f) / len(f):.3f}", flush=True)
     elif what == "template":
         from urllib.parse import urlparse
+
         from blockcrawl.extraction import template
         hosts = {}
         for ds in SETS:

@@ -27,10 +27,10 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from blockcrawl.crawl import urls as new
-from blockcrawl.crawl.links import base_url, raw_links
-from blockcrawl.parse import load
-from tests.test_crawl_wpt_urls import cases, crawler_form, excluded
+from blockcrawl.crawl import urls as new  # noqa: E402
+from blockcrawl.crawl.links import base_url, raw_links  # noqa: E402
+from blockcrawl.parse import load  # noqa: E402
+from tests.test_crawl_wpt_urls import cases, crawler_form, excluded  # noqa: E402
 
 OLD_COMMIT = "4f80505"
 

@@ -41,19 +41,27 @@ _FRONT_DOORS: dict[str, str] = {
 
 __all__ = ["__version__", *sorted(_FRONT_DOORS)]
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .chunk import Deduper, chunk_blocks, chunk_plain, split_text
-    from .crawl import CrawlConfig
-    from .errors import BlockcrawlError
-    from .extraction.api import extract
-    from .extraction.blocks import extract_blocks
-    from .extraction.text import extract_text
-    from .index import build_index
-    from .parse import decode_html, parse_html
-    from .pipeline import PageResult, PipelineConfig, SitePipeline
-    from .records import Block, Chunk, Document
-    from .retrieval import search
-    from .store import Store
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only; "X as X" marks a re-export
+    from .chunk import Deduper as Deduper
+    from .chunk import chunk_blocks as chunk_blocks
+    from .chunk import chunk_plain as chunk_plain
+    from .chunk import split_text as split_text
+    from .crawl import CrawlConfig as CrawlConfig
+    from .errors import BlockcrawlError as BlockcrawlError
+    from .extraction.api import extract as extract
+    from .extraction.blocks import extract_blocks as extract_blocks
+    from .extraction.text import extract_text as extract_text
+    from .index import build_index as build_index
+    from .parse import decode_html as decode_html
+    from .parse import parse_html as parse_html
+    from .pipeline import PageResult as PageResult
+    from .pipeline import PipelineConfig as PipelineConfig
+    from .pipeline import SitePipeline as SitePipeline
+    from .records import Block as Block
+    from .records import Chunk as Chunk
+    from .records import Document as Document
+    from .retrieval import search as search
+    from .store import Store as Store
 
 
 def __getattr__(name: str) -> Any:

@@ -92,4 +92,5 @@ def minhash_many(texts: list[str], size: int = 3) -> np.ndarray:
 def minhash(text: str, size: int = 3) -> np.ndarray:
     """64 min-wise hashes of the text's word shingles; the share of equal entries between two
     signatures estimates the Jaccard similarity of their shingle sets."""
-    return minhash_many([text], size)[0]
+    sig: np.ndarray = minhash_many([text], size)[0]
+    return sig

@@ -47,7 +47,7 @@ class Site:
         self.server: ThreadingHTTPServer | None = None
 
     # -- lifecycle
-    def start(self, port: int = 0) -> "Site":
+    def start(self, port: int = 0) -> Site:
         site = self
 
         class Handler(BaseHTTPRequestHandler):

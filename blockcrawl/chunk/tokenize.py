@@ -1,13 +1,13 @@
 """Token counting for chunk sizes: pluggable, defaulting to the embedding model's own tokenizer."""
 from __future__ import annotations
 
-from ..errors import ConfigError
-
 import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
+
+from ..errors import ConfigError
 
 _WORD_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SPLIT_RE = re.compile(r"\S+")

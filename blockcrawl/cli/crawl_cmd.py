@@ -6,6 +6,8 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE
 from ..pipeline import DEFAULTS, PipelineConfig, tokenizer_for
@@ -24,8 +26,11 @@ interrupted URLs are fetched again by --resume.
 """
 
 
-def _positive(kind):
-    def conv(s: str):
+_Num = TypeVar("_Num", int, float)
+
+
+def _positive(kind: Callable[[str], _Num]) -> Callable[[str], _Num]:
+    def conv(s: str) -> _Num:
         try:
             v = kind(s)
         except ValueError:
@@ -36,7 +41,7 @@ def _positive(kind):
     return conv
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..crawl import DEFAULT_USER_AGENT
     from ..crawl.traps import DEFAULT_DATE_HOPS
     p = sub.add_parser("crawl", help="crawl websites politely into the store",
@@ -111,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..store import Store
 
-    err = lambda msg: (print(f"blockcrawl crawl: {msg}", file=sys.stderr), 2)[1]  # noqa: E731
+    def err(msg: str) -> int:
+        print(f"blockcrawl crawl: {msg}", file=sys.stderr)
+        return 2
+
     if not args.urls and not args.resume:
         return err("give at least one seed URL (or --resume)")
     bad = [u for u in args.urls if canonicalize(u.strip()) is None]
@@ -139,8 +147,10 @@ def run(args: argparse.Namespace) -> int:
         cfg = CrawlConfig(
             seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
             timeout=args.timeout, retries=args.retries, max_pages=args.max_pages, max_time=args.max_time,
-            max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops, include=args.include, exclude=args.exclude, scope=args.scope,
-            allow_private=args.allow_private, user_agent=args.user_agent, robots=not args.ignore_robots, sitemaps=not args.no_sitemaps,
+            max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops,
+            include=args.include, exclude=args.exclude, scope=args.scope,
+            allow_private=args.allow_private, user_agent=args.user_agent, robots=not args.ignore_robots,
+            sitemaps=not args.no_sitemaps,
             max_sitemaps=args.max_sitemaps,
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),

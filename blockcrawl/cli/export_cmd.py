@@ -8,7 +8,7 @@ import sys
 WHAT = ("chunks", "pages", "blocks", "frontier")  # store.protocols.RECORD_KINDS, without importing the store
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("export", help="write the store's pages, blocks or chunks as JSON Lines",
                        description="Export what a crawl stored, one JSON object per line.",
                        epilog="examples:\n  blockcrawl export --store site.db > chunks.jsonl\n"

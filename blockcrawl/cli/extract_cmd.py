@@ -40,7 +40,7 @@ JSON Lines fields (blocks/plain): url, text, heading_path, chunk_index, block_po
 """
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("extract", help="extract blocks, chunks or text from HTML files or URLs",
                        description="Turn HTML pages into heading-aware text blocks cut into overlapping "
                                    "chunks. Pages given together count as one site: a block already seen "

@@ -14,7 +14,7 @@ the model name and the chunk text, so unchanged pages cost no model time.
 """
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("index", help="embed a store's chunks for search (incremental)",
                        description="Embed the chunks of a crawled store with all-MiniLM-L6-v2 (bundled, "
                                    "offline) and keep its FTS5 keyword index in sync.",

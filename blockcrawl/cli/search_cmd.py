@@ -18,7 +18,7 @@ JSON Lines fields: score, url, heading_path, text, title, chunk_id, vector_rank,
 """
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("search", help="search an indexed store by meaning and keywords",
                        description="Print the chunks of an indexed store that best answer a query.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)

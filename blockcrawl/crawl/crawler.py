@@ -27,6 +27,7 @@ import signal
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from ..pipeline import PipelineConfig
 from ..store import Store
 from .addresses import AddressPolicy
 from .clock import SystemClock
@@ -42,7 +43,7 @@ from .policy import (
     scope_of,
 )
 from .politeness import Scheduler
-from .process import CRAWL_DEFAULT, PipelineConfig
+from .process import CRAWL_DEFAULT
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response

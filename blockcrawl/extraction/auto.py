@@ -24,6 +24,7 @@ import re
 from functools import lru_cache
 
 from ..parse import TEXT, Dom
+from ..parse.dom import Attrs
 from .features import Features, compute
 
 # Elements that own the text inside them (a text block).
@@ -116,14 +117,16 @@ def _weight(names: str) -> int:
     return w
 
 
-def _hidden(a: dict[str, str] | None) -> bool:
+def _hidden(a: Attrs | None) -> bool:
     if not a:
         return False
     if "hidden" in a or a.get("aria-hidden") == "true":
         return True
     st = a.get("style")
-    return bool(st) and ("display:none" in st.replace(" ", "").lower()
-                         or "visibility:hidden" in st.replace(" ", "").lower())
+    if not st:
+        return False
+    return ("display:none" in st.replace(" ", "").lower()
+            or "visibility:hidden" in st.replace(" ", "").lower())
 
 
 def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
@@ -189,7 +192,7 @@ def _furniture(dom: Dom, f: Features, strict: bool) -> tuple[list[bool], list[in
 
 def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> list[bool] | None:
     n = len(dom)
-    tags, parent, ends, attrs, skipped = dom.tag, dom.parent, dom.end, dom.attrs, dom.skipped
+    tags, parent, ends, skipped = dom.tag, dom.parent, dom.end, dom.skipped
     tl, ll, cm = f.text_len, f.link_len, f.commas
 
     # 1. furniture mask (top-down) and the text block owner of every node
@@ -249,7 +252,7 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
     for c, v in votes.items():
         w = _weight(_names(dom, c))
         weight[c] = w
-        bonus = _TAG_BASE.get(tags[c], 0) + w
+        bonus: float = _TAG_BASE.get(tags[c], 0) + w
         bonus = max(-v, min(v, bonus))  # names adjust a score, they cannot make one
         t = live[c]
         sc = (v + bonus) * (1 - (blink[c] / t if t else 0))
@@ -283,9 +286,9 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
         for s in dom.children(p):
             if s == top or tags[s] == TEXT or dead[s]:
                 continue
-            sc = score.get(s)
+            sib_score = score.get(s)
             bonus = best_score * SIBLING_SHARE if top_names and _names(dom, s) == top_names else 0.0
-            if sc is not None and sc + bonus >= threshold:
+            if sib_score is not None and sib_score + bonus >= threshold:
                 roots.append(s)
             elif tags[s] in _SIBLING_TAGS:
                 t = tl[s]
@@ -304,11 +307,11 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
         j, stop = r, ends[r]
         limit = REMOVE_SHARE * tl[r]
         while j < stop:
-            t = tags[j]
+            tag = tags[j]
             if dead[j] or skipped[j]:
                 j = ends[j]
                 continue
-            if t == TEXT:
+            if tag == TEXT:
                 k = tl[j]
                 if k and not ((k <= 45 and AD_LABEL.match(texts[j]))
                               or (k <= 80 and CREDIT_LINE.search(texts[j]))):
@@ -316,11 +319,11 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
                     kept_len += k
                 j += 1
                 continue
-            if t in DROP_TAGS or (j != r and (_junk(dom, j, live, blink, cm, weight)
+            if tag in DROP_TAGS or (j != r and (_junk(dom, j, live, blink, cm, weight)
                                               or _removable(dom, j, tl, limit))):
                 j = ends[j]
                 continue
-            if title and t in ("h1", "h2") and tl[j] >= 10 and ends[j] - j <= 64:
+            if title and tag in ("h1", "h2") and tl[j] >= 10 and ends[j] - j <= 64:
                 h = " ".join(" ".join(texts[k].split()) for k in range(j, ends[j])
                              if tags[k] == TEXT and texts[k].strip()).lower()
                 if h and h in title:

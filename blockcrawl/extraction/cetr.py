@@ -44,7 +44,9 @@ def page_lines(dom: Dom) -> Lines:
 
     def newline() -> None:
         if tag_counts[-1] or nodes[-1]:
-            tag_counts.append(0); chars.append(0); nodes.append([])
+            tag_counts.append(0)
+            chars.append(0)
+            nodes.append([])
 
     open_: list[int] = []
     i, stop = root, ends[root]
@@ -75,7 +77,9 @@ def page_lines(dom: Dom) -> Lines:
         if tags_of[open_.pop()] in BREAK_TAGS:
             newline()
     if not tag_counts[-1] and not nodes[-1] and len(nodes) > 1:
-        tag_counts.pop(); chars.pop(); nodes.pop()
+        tag_counts.pop()
+        chars.pop()
+        nodes.pop()
     return Lines(np.asarray(tag_counts, dtype=np.float64), np.asarray(chars, dtype=np.float64), nodes)
 
 
@@ -89,7 +93,8 @@ def gaussian_smooth(values: np.ndarray, sigma: float = SIGMA) -> np.ndarray:
     num = np.convolve(values, k, mode="same") if len(values) >= len(k) else _conv_small(values, k)
     den = np.convolve(np.ones(len(values)), k, mode="same") if len(values) >= len(k) \
         else _conv_small(np.ones(len(values)), k)
-    return num / den
+    smooth: np.ndarray = num / den
+    return smooth
 
 
 def _conv_small(values: np.ndarray, k: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ trie and a node's id is found from its parent's in O(1) - no string of the full 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..parse import TEXT, Dom
@@ -49,13 +50,18 @@ class TagPaths:
         sb: list[int] = []
         par, lab, ln = self.parent, self.label, self.length
         while ln[a] > ln[b]:
-            sa.append(lab[a]); a = par[a]
+            sa.append(lab[a])
+            a = par[a]
         while ln[b] > ln[a]:
-            sb.append(lab[b]); b = par[b]
+            sb.append(lab[b])
+            b = par[b]
         while a != b:
-            sa.append(lab[a]); a = par[a]
-            sb.append(lab[b]); b = par[b]
-        sa.reverse(); sb.reverse()
+            sa.append(lab[a])
+            a = par[a]
+            sb.append(lab[b])
+            b = par[b]
+        sa.reverse()
+        sb.reverse()
         return sa, sb
 
 
@@ -144,7 +150,7 @@ def content_text_nodes(dom: Dom) -> list[int]:
             and texts[i]]
 
 
-def mask_from_nodes(dom: Dom, nodes) -> list[bool]:
+def mask_from_nodes(dom: Dom, nodes: Iterable[int]) -> list[bool]:
     """A keep mask that keeps the given text nodes and every whitespace-only text node (those are
     the spaces between inline elements: dropping them would glue "About Contact" together)."""
     tags, texts = dom.tag, dom.text

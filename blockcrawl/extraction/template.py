@@ -19,13 +19,12 @@
 """
 from __future__ import annotations
 
-from ..errors import ConfigError
-
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..errors import ConfigError
 from ..parse import TEXT, Dom
 
 T1 = 0.9  # canopy: join when distance < T1
@@ -224,7 +223,7 @@ def analyze_site(doms: Sequence[Dom], mode: str = MODE, t1: float = T1, t2: floa
     shared: list[set[int]] = [set() for _ in doms]
     masks: list[list[bool] | None] = [None] * len(doms)
     fb = None
-    for ci, members in members_of.items():
+    for members in members_of.values():
         if len(members) < 2:
             j = members[0]
             if fallback:

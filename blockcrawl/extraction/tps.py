@@ -34,6 +34,7 @@ class TPS:
     def path(self, symbol: int) -> str:
         """The tag path a symbol stands for, e.g. "html/body/div/p/#text" (built on demand: on
         deeply nested pages all path strings together would be quadratic in the depth)."""
+        assert self.tag_paths is not None, "build_tps sets tag_paths"
         return self.tag_paths.path_str(self.path_ids[symbol])
 
 
@@ -127,7 +128,10 @@ def main_region(tps: TPS, start: int = 0, end: int | None = None, size: str | No
     tb = tps.text_before
 
     def measure(r: tuple[int, int]) -> int:
-        return int(tb[r[1]] - tb[r[0]]) if by_text else r[1] - r[0]
+        if not by_text:
+            return r[1] - r[0]
+        assert tb is not None, "build_tps sets text_before"
+        return int(tb[r[1]] - tb[r[0]])
 
     steps = [(start, end)]
     while end - start >= 2:

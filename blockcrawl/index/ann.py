@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import hnswlib
 
 M = 16
 EF_CONSTRUCTION = 200
@@ -30,7 +34,7 @@ def available() -> bool:
 
 
 class HnswIndex:
-    def __init__(self, index, dim: int) -> None:
+    def __init__(self, index: hnswlib.Index, dim: int) -> None:
         self.index, self.dim = index, dim
 
     def search(self, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -57,7 +57,7 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
     order = sorted(pending, key=lambda k: -len(pending[k][0]))
     bar = None
     if progress and order:
-        from tqdm import tqdm  # type: ignore[import-untyped]
+        from tqdm import tqdm
 
         bar = tqdm(total=len(order), unit="chunk", desc="embedding", file=sys.stderr)
     since_commit = 0

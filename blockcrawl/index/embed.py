@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from .threads import torch_single_thread
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_DIM = 384
@@ -32,7 +35,8 @@ def normalize(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    unit: np.ndarray = m / norms
+    return unit
 
 
 class MiniLMEmbedder:
@@ -44,11 +48,11 @@ class MiniLMEmbedder:
     def __init__(self, batch_size: int = 64, device: str = "cpu") -> None:
         self.batch_size = batch_size
         self.device = device
-        self._model = None
+        self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
 
     @property
-    def model(self):
+    def model(self) -> SentenceTransformer:
         with self._lock:  # serve runs queries in threads: load once
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -59,8 +63,9 @@ class MiniLMEmbedder:
                 try:  # no "Loading weights" bar on every start
                     from transformers.utils import logging as hf_logging
 
-                    hf_logging.disable_progress_bar()
-                    hf_logging.set_verbosity_error()
+                    # transformers leaves these two unannotated (unused-ignore: a release may annotate them)
+                    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call, unused-ignore]
+                    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call, unused-ignore]
                 except ImportError:
                     pass
 

@@ -2,10 +2,15 @@
 store.protocols.VectorIndex), kept in RAM, searched exactly (vectors are unit length: dot = cosine)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..store.sqlite import load_vectors  # noqa: F401 - re-exported for bench/search.py
 from .threads import torch_single_thread
+
+if TYPE_CHECKING:
+    import torch
 
 # Rows from which a scan first runs over a float16 copy (see HalfScan); below, float32 is ~1 ms.
 HALF_MIN_ROWS = 20000
@@ -40,7 +45,7 @@ class HalfScan:
 
     def __init__(self, matrix: np.ndarray, min_rows: int = HALF_MIN_ROWS) -> None:
         self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-        self.half = None
+        self.half: torch.Tensor | None = None
         if len(self.matrix) >= max(1, min_rows):
             self.half = _half_tensor(self.matrix)
         self.max_norm = float(np.linalg.norm(self.matrix, axis=1).max()) if len(self.matrix) else 0.0
@@ -62,7 +67,7 @@ class HalfScan:
         return cand[best], scores[best]
 
 
-def _half_tensor(matrix: np.ndarray):
+def _half_tensor(matrix: np.ndarray) -> torch.Tensor | None:
     """The matrix as a float16 torch tensor, or None where torch has no usable float16 product."""
     try:
         import torch
@@ -74,7 +79,7 @@ def _half_tensor(matrix: np.ndarray):
         return None
 
 
-def _half_scores(half, query: np.ndarray) -> np.ndarray:
+def _half_scores(half: torch.Tensor, query: np.ndarray) -> np.ndarray:
     import torch
 
     with torch_single_thread(), torch.inference_mode():  # no spinning thread pool for one memory-bound pass

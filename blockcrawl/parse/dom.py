@@ -14,6 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html import unescape as _unescape
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
 
 TEXT = "#text"
 # Elements whose text is not page text.
@@ -24,6 +28,9 @@ VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input
                        "param", "source", "track", "wbr"})
 DEEP_LIMIT = 2000  # nesting depth above which the linear fallback builder is used
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
+# An element's attributes. lexbor gives None as the value of an attribute written without one
+# (`<input disabled>`), so readers test values for truth, never assume a str.
+Attrs = dict[str, str | None]
 
 
 @dataclass(slots=True)
@@ -33,7 +40,7 @@ class Dom:
     depth: list[int] = field(default_factory=list)
     end: list[int] = field(default_factory=list)  # one past the last node of the subtree
     text: list[str] = field(default_factory=list)  # raw text of text nodes, "" for elements
-    attrs: list[dict[str, str] | None] = field(default_factory=list)
+    attrs: list[Attrs | None] = field(default_factory=list)
     skipped: list[bool] = field(default_factory=list)  # inside script/style/head/...
     url: str | None = None
     binary: str | None = None  # why the body was not parsed (parse.sniff_binary), else None
@@ -62,14 +69,14 @@ class Dom:
     def path(self, i: int, with_attrs: bool = False, limit: int | None = None) -> str:
         """The tag path from the root, e.g. "html/body/div/p"; with limit, only the last
         `limit` steps after a "..." (bounded cost on pages nested thousands deep)."""
-        parts = []
+        parts: list[str] = []
         while i >= 0:
             if limit is not None and len(parts) == limit:
                 parts.append("...")
                 break
             t = self.tag[i]
-            if with_attrs and self.attrs[i]:
-                a = self.attrs[i]
+            a = self.attrs[i] if with_attrs else None
+            if a:
                 cls = a.get("class") or ""
                 if cls or a.get("id"):
                     t = f"{t}.{cls.strip()}" + (f"#{a['id']}" if a.get("id") else "")
@@ -96,7 +103,7 @@ class _Builder:
         self.dom = Dom(url=url)
         self.open: list[int] = []  # stack of open element indices
 
-    def start(self, tag: str, attrs: dict[str, str] | None) -> int:
+    def start(self, tag: str, attrs: Attrs | None) -> int:
         d = self.dom
         i = len(d.tag)
         p = self.open[-1] if self.open else -1
@@ -179,11 +186,11 @@ def _parse_lexbor(html: str, url: str | None) -> Dom:
     b = _Builder(url)
     if root is None:
         return b.finish()
-    # Iterative pre-order walk; an int on the stack marks "close this element".
-    stack: list = [root]
+    # Iterative pre-order walk; None on the stack marks "close this element".
+    stack: list[LexborNode | None] = [root]
     while stack:
         node = stack.pop()
-        if node.__class__ is int:
+        if node is None:
             b.close()
             continue
         tag = node.tag
@@ -193,7 +200,7 @@ def _parse_lexbor(html: str, url: str | None) -> Dom:
         if tag is None or tag[0] in "-_!":  # comments, doctype
             continue
         b.start(tag.lower(), node.attributes or None)
-        stack.append(0)
+        stack.append(None)
         child = node.last_child
         while child is not None:
             stack.append(child)
@@ -229,7 +236,7 @@ class _LinearBuilder(_Builder):
         super().__init__(url)
         self.start("html", None)
 
-    def starttag(self, tag: str, attrs: dict[str, str] | None, selfclosing: bool) -> None:
+    def starttag(self, tag: str, attrs: Attrs | None, selfclosing: bool) -> None:
         if tag in ("html", "body", "head") and any(self.dom.tag[i] == tag for i in self.open[:3]):
             return
         top = self.dom.tag[self.open[-1]] if len(self.open) > 1 else ""
@@ -254,8 +261,8 @@ class _LinearBuilder(_Builder):
             self.data(_unescape(data) if "&" in data else data)
 
 
-def _attrs(body: str) -> dict[str, str] | None:
-    out: dict[str, str] = {}
+def _attrs(body: str) -> Attrs | None:
+    out: Attrs = {}  # every value a str here ("" for a bare attribute), typed as lexbor's for the Dom
     for m in _ATTR_RE.finditer(body):
         name = m.group(1).lower()
         if name not in out:  # the first of repeated attributes wins

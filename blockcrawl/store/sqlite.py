@@ -54,7 +54,10 @@ POOL_MAX = 8  # idle reader connections kept for other threads (serve's request 
 # keyword search (see keyword_ranked)
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Dropped from keyword queries (terms are OR-ed, so these would match nearly every chunk).
-_STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "with", "about", "does", "do", "did"])
+_STOP = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of", "on", "or", "that",
+    "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "with", "about", "does", "do", "did",
+])
 COMMON_SHARE = 0.05  # of the chunks: a word in more of them is common (see keyword_ranked)
 COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word is never common
 _BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
