@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +18,7 @@ class Block:
     hash: str  # hash of the normalised text, the exact-duplicate key
     kind: str = "text"  # "text", or "heading" for a heading whose section holds only sub-blocks
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["heading_path"] = list(self.heading_path)
         return d
@@ -35,7 +36,7 @@ class Chunk:
     block_hash: str
     n_tokens: int
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["heading_path"] = list(self.heading_path)
         return d

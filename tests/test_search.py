@@ -12,9 +12,11 @@ import pytest
 
 from blockcrawl import SitePipeline
 from blockcrawl.index import Embedder, MiniLMEmbedder, NotIndexed, StoreMissing, build_index, default_embedder
-from blockcrawl.index.ann import ann_paths, available as ann_available
+from blockcrawl.index.ann import ann_paths
+from blockcrawl.index.ann import available as ann_available
 from blockcrawl.retrieval import Hit, SearchError, search
 from blockcrawl.store import Store
+
 from .search_pages import COOKING, PAGE1, PAGES
 
 ROOT = Path(__file__).resolve().parents[1]

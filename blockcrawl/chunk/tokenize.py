@@ -5,9 +5,13 @@ import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from tokenizers import Encoding
+    from tokenizers import Tokenizer as _Tok
 
 _WORD_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SPLIT_RE = re.compile(r"\S+")
@@ -36,7 +40,8 @@ def word_counts(tok: Tokenizer, texts: list[str]) -> list[list[int]]:
     starts in; one in trailing space for the last word)."""
     own = getattr(tok, "word_counts", None)
     if own is not None:
-        return own(texts)
+        counts: list[list[int]] = own(texts)
+        return counts
     return [_counts_from_offsets(text, offs) for text, offs in zip(texts, tok.offsets(texts))]
 
 
@@ -79,7 +84,7 @@ class HFTokenizer:
         self._fast, self._unsafe = _fast_path(self._tok, path)
         self._words: dict[str, int] = {}  # tokens per word, for word_counts()
 
-    def _encode(self, texts: list[str]) -> list:
+    def _encode(self, texts: list[str]) -> list[Encoding]:
         """encode_batch(texts), with the texts the normaliser would only lower-case lower-cased
         in Python and sent through a copy without normaliser: same tokens and offsets, and the
         BERT normaliser (NFD, accent and control stripping) was a third of the tokenizer's time."""
@@ -92,6 +97,7 @@ class HFTokenizer:
         return [next(fi) if ok else next(si) for ok in safe]
 
     def _is_safe(self, text: str) -> bool:
+        assert self._unsafe is not None, "set with _fast; _encode asks only then"
         return self._unsafe.search(text) is None
 
     def count(self, texts: list[str]) -> list[int]:
@@ -146,7 +152,7 @@ class HFTokenizer:
 _FAST_LIMIT = 0x3000  # code points checked; CJK and beyond always take the normaliser's path
 
 
-def _fast_path(tok, path: str | Path):
+def _fast_path(tok: _Tok, path: str | Path) -> tuple[_Tok | None, re.Pattern[str] | None]:
     """(copy of tok without normaliser, regex matching the code points whose normalisation is not
     exactly str.lower()), or (None, None) unless the normaliser is BERT's lower-casing one. Built by asking
     the normaliser itself about each code point, so the table cannot drift from its rules."""
@@ -167,7 +173,7 @@ def _fast_path(tok, path: str | Path):
         # white space to the pre-tokenizer either way. Final sigma: lower() depends on context.
         if not (ch != "\u03a3" and len(low) == 1 and (got == low or (got == " " and ch.isspace() and not 0x1c <= c <= 0x1f))):
             unsafe.append(c)
-    ranges = []  # the unsafe code points as a regex character class of ranges
+    ranges: list[list[int]] = []  # the unsafe code points as a regex character class of ranges
     for c in unsafe:
         if ranges and ranges[-1][1] == c - 1:
             ranges[-1][1] = c

@@ -15,7 +15,7 @@ busy (more than --threads searches running and 64 waiting) -> 503 with Retry-Aft
 """
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="serve a search page and JSON API over an indexed store",
                        description="Serve GET /api/search and a search page at / for a store indexed "
                                    "by 'blockcrawl index'.",

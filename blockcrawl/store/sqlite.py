@@ -117,7 +117,8 @@ class SqliteStore:
         self._closed = False
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a store")
-        if not self.path.exists():
+        memory = str(path) == ":memory:"  # SQLite's in-memory database: no file, no lock
+        if not memory and not self.path.exists():
             if readonly or not create:
                 raise StoreMissing(f"no store at {self.path} (run 'blockcrawl crawl URL --store {self.path}' first)")
             try:
@@ -131,11 +132,12 @@ class SqliteStore:
             if self.path.exists() and not os.access(self.path, os.W_OK):
                 raise StoreError(f"cannot write {self.path}: read-only file (a read-only store can be searched "
                                  "and exported, not crawled or indexed)")
-            self._lock = WriterLock(self.path, who)
+            self._lock = None if memory else WriterLock(self.path, who)
             try:
                 self._db = self._open_writer()
             except BaseException:
-                self._lock.release()
+                if self._lock is not None:
+                    self._lock.release()
                 raise
             self._uri = self._uri_of("mode=ro")
 
