@@ -100,7 +100,7 @@ def test_wpt_valid_http_links_resolve_as_the_standard_says():
     # the known misses, on purpose: hosts made only of dots, or whose form without its trailing
     # dots is no host ("foo.09" is an IPv4 number that does not parse), are rejected
     assert {m[0] for m in s["misses"]} <= {"http://./", "http://../", "http://foo.09.."}, s["misses"]
-    # the links dropped on purpose, with their reasons (documented in docs/notes/urls.md)
+    # the links dropped on purpose, with their reasons (documented in docs/crawling.md, "Canonical URLs")
     assert set(s["excluded"]) <= {"empty href: the page itself", "fragment-only href: the page itself"}
 
 

@@ -3,7 +3,7 @@
 The engine (crawler.Crawler) wires components behind the protocols of crawl.protocols: a
 Fetcher (fetch.py; memfetch.py in memory), a Frontier (frontier.py, SQLite), a Scheduler
 (politeness.py), URL policy (policy.py), retry rules (retry.py), sitemaps (sitemaps.py) and
-listeners (progress.py). docs/notes/engine.md has the diagram.
+listeners (progress.py). docs/crawling.md ("Components and protocols") has the diagram.
 """
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .crawler import Crawler, crawl

@@ -6,7 +6,7 @@ form (`0x7f.1`, `2130706433` -> `127.0.0.1`), UTS-46 IDNA (`faß` -> `xn--fa-hia
 embedded IPv4, control characters rejected. On the web-platform-tests URL data it agrees with the
 standard on 819 of 820 cases (the one miss is a lone surrogate, which we replace by U+FFFD first as
 a browser's UTF-16 -> UTF-8 step does); the ada-url binding scored 809 and costs ~4x more per call
-(docs/notes/urls.md).
+(docs/benchmarks.md, "URL parsing").
 
 The crawler's canonical form is the WHATWG serialisation with a few rules on top, and it is
 itself a WHATWG-normal URL (parsing it again gives it back byte for byte), so canonicalising is

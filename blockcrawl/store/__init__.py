@@ -1,7 +1,7 @@
 """Store stage: all of blockcrawl's SQL, behind the protocols the other stages use (store.protocols).
 
 `Store` is the SQLite implementation (one file: pages, blocks, chunks, frontier, crawl log, index);
-see docs/notes/store.md for the schema version, migrations, locking rules and adding a backend.
+see docs/store.md for the schema version, migrations, locking rules and adding a backend.
 """
 from .protocols import (
     ChunkSource,

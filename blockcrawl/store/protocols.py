@@ -1,7 +1,7 @@
 """What each stage needs from a store, as typing.Protocols: the stages hold no SQL and name no backend.
 
 SqliteStore (store.sqlite) implements all of them; a PostgreSQL backend is one more class with these
-methods (see docs/notes/store.md). Each protocol is the smallest set one stage calls:
+methods (see docs/store.md, "Adding a backend"). Each protocol is the smallest set one stage calls:
 
 - PageSink: the crawler stores pages and reloads a site's dedup state on --resume.
 - ChunkSource: `index` reads the chunks that lack a vector and writes vectors back.
