@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .test_seed000_blocks import PAGE1, PAGE2
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +38,7 @@ def test_extract_text_mode_from_stdin():
     assert r.stdout.decode().strip() == "Header Some text Paragraph."
 
 
+@pytest.mark.slow
 def test_extract_markdown_and_full_path(tmp_path):
     page = tmp_path / "p.html"
     page.write_text(PAGE1, encoding="utf-8")
@@ -46,6 +49,7 @@ def test_extract_markdown_and_full_path(tmp_path):
     assert any(row["text"].startswith("Europe Countries > France: France, officially") for row in rows)
 
 
+@pytest.mark.slow
 def test_missing_file_and_bad_options_give_one_line_errors(tmp_path):
     (tmp_path / "ok.html").write_text("<p>fine</p>", encoding="utf-8")
     r = run("extract", str(tmp_path / "missing.html"), str(tmp_path / "ok.html"), "--mode", "text")
@@ -88,6 +92,7 @@ def _gz(path: Path, data: bytes) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_gzip_bomb_is_bounded_by_max_bytes(tmp_path):
     """A 2 MB .html.gz used to inflate without limit (2.18 GB); now --max-bytes (10 MiB) caps it."""
     bomb = _gz(tmp_path / "bomb.html.gz", b"<p>" + b"a" * 30_000_000)  # 30 MB from ~30 KB
@@ -114,6 +119,7 @@ def test_truncated_gzip_is_one_line_and_the_other_files_still_run(tmp_path):
     assert b"Germany" in r.stdout  # a.html.gz
 
 
+@pytest.mark.slow
 def test_bad_tokenizer_and_options_exit_2_in_one_line(tmp_path):
     (tmp_path / "ok.html").write_text("<p>fine</p>", encoding="utf-8")
     bad_json = tmp_path / "tok.json"
@@ -181,6 +187,7 @@ def test_bad_status_line_is_one_line():
     assert f"127.0.0.1:{srv.port}" in err
 
 
+@pytest.mark.slow
 def test_url_fetch_has_a_total_timeout():
     """A server trickling a byte every 0.1 s was read for as long as it liked (61 s, exit 0)."""
     import time

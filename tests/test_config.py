@@ -67,6 +67,7 @@ def test_config_is_frozen_slotted_picklable_and_the_one_default():
     assert SitePipeline(PipelineConfig(mode="main", tokenizer="words")).algorithm == "auto"
 
 
+@pytest.mark.slow
 def test_crawl_cli_rejects_bad_pipeline_options_in_one_line(tmp_path):
     for args, msg in ((["--overlap", "300"], "overlap"), (["--tokenizer", "nope"], "tokenizer"),
                       (["--chunk-size", "0"], "chunk_size")):
@@ -273,6 +274,7 @@ def _marked(marker: str) -> dict[int, str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_die_with_a_crawler_killed_during_their_start_up(tmp_path):
     """kill -9 lands on the crawler while its 2 workers start (before: their parent watcher

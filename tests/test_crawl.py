@@ -226,6 +226,7 @@ def _requests(log: Path) -> list[dict]:
     return [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_loses_nothing_and_refetches_only_interrupted(tmp_path):
     n = 150
     log = tmp_path / "access.jsonl"
@@ -269,6 +270,7 @@ def test_kill_9_then_resume_loses_nothing_and_refetches_only_interrupted(tmp_pat
         server.kill()
 
 
+@pytest.mark.slow
 def test_sigint_stops_gracefully_then_resume_and_export(tmp_path):
     site = Site(chain_site(60, latency=0.05)).start()
     try:
@@ -303,6 +305,7 @@ def test_sigint_stops_gracefully_then_resume_and_export(tmp_path):
         site.stop()
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line(tmp_path):
     for args, msg in ((["crawl", "ftp://x.org/", "--store", str(tmp_path / "a.db")], "not an http(s) URL"),
                       (["crawl", "http://x.org/", "--store", str(tmp_path / "a.db"), "--include", "("], "bad regular"),

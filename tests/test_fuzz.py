@@ -151,6 +151,7 @@ def run_fuzz(n: int, seed: int) -> dict[str, object]:
     return {"pages": n, "failures": failures, "slowest": slowest, "cpu_s": total, "chunks": chunks}
 
 
+@pytest.mark.slow
 def test_fuzz_fast_tier():
     res = run_fuzz(300, seed=1)
     assert res["failures"] == [], res["failures"][:10]

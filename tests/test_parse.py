@@ -1,6 +1,8 @@
 """Loading: charsets, broken input, deep nesting."""
 import codecs
 
+import pytest
+
 from blockcrawl import decode_html, extract_blocks, extract_text, parse_html
 from blockcrawl.parse import looks_binary
 from blockcrawl.parse.dom import DEEP_LIMIT, TEXT
@@ -202,6 +204,7 @@ def _cpu(fn, *args) -> float:
     return time.process_time() - t
 
 
+@pytest.mark.slow
 def test_deep_nesting_of_any_tag_is_linear():
     # before: 32k nested <ul><li> took 8.8 s, 50k over 20 s; mixed-case <Div> 1.9 s
     from blockcrawl import extract

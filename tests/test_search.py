@@ -61,6 +61,7 @@ def top(hits: list[Hit]) -> list[str]:
     return hits[0].heading_path
 
 
+@pytest.mark.slow
 def test_embedder_contract():
     emb = default_embedder()
     assert isinstance(emb, Embedder) and isinstance(emb, MiniLMEmbedder)
@@ -386,6 +387,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line(store, tmp_path):
     cases = [
         (["search", "--store", str(tmp_path / "none.db"), "x"], "no store at"),
@@ -403,6 +405,7 @@ def test_cli_errors_are_one_line(store, tmp_path):
         assert len(lines) == 1 and msg in lines[0], (args, r.stderr)
 
 
+@pytest.mark.slow
 def test_cli_index_and_search(tmp_path):
     path = tmp_path / "cli.db"
     fill(path, PAGES)

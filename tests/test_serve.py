@@ -189,6 +189,7 @@ def dump_dom(url: str) -> str:
     return r.stdout
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_page_in_browser(server):
     # the page runs under its strict CSP (hashed script and style, Trusted Types): it must still work
@@ -206,6 +207,7 @@ def test_page_in_browser(server):
     assert "Error: k must be between 1 and 100" in dom
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_stored_xss_in_browser(fast):
     """Markup in every stored field (title, headings, text, a javascript: URL) comes out as text."""
@@ -221,6 +223,7 @@ def test_stored_xss_in_browser(fast):
     assert "&lt;script&gt;document.title='owned-by-text'&lt;/script&gt;" in dom  # shown, as text
 
 
+@pytest.mark.slow
 def test_cli_serve(store):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "blockcrawl", "serve", "--store", str(store), "--port", "0"],
@@ -425,6 +428,7 @@ srv.serve_forever()
 """
 
 
+@pytest.mark.slow
 def test_load(hashed_store):
     """2,000 hybrid requests over 20 keep-alive connections: no errors, p99 under 4x p50. Server and
     load client each run in their own process, as deployed (in pytest's process the server would

@@ -6,6 +6,8 @@ import gc
 import gzip
 import time
 
+import pytest
+
 from blockcrawl.crawl.sitemap_parse import MAX_URL_CHARS, Sitemap, parse_sitemap
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
@@ -134,6 +136,7 @@ def _timed(small: bytes, big: bytes) -> tuple[float, float]:
     return best[0], best[1]
 
 
+@pytest.mark.slow
 def test_linear_time_on_unclosed_locs():
     """The regex this replaces took 14 s on 60 KB of unclosed <loc>: rescanned to the end for each."""
     unit = b"<url><loc>https://a.example/x"

@@ -314,6 +314,7 @@ def test_reader_from_many_threads(tmp_path):
     assert expected and results == [True] * 120
 
 
+@pytest.mark.slow
 def test_second_crawl_is_refused_while_the_first_runs(tmp_path):
     """Before the lock, a second crawl reset the first one's frontier: 109 of 199 pages were
     never fetched after --resume. Now it is refused in one line and the first crawl completes."""
