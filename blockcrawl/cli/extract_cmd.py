@@ -99,14 +99,15 @@ def _read_limited(f: IO[bytes], limit: int, what: str) -> bytes:
 
 def gunzip(data: bytes, limit: int) -> bytes:
     """A .gz file's content, refused past limit bytes (a 2 MB file can inflate to 2 GB) or when
-    the stream is cut short (gzip.decompress would raise EOFError with a traceback)."""
-    d = zlib.decompressobj(31)
-    out = d.decompress(data, limit + 1)
-    if len(out) > limit or d.unconsumed_tail:
+    the stream is cut short or damaged (gzip.decompress would raise EOFError with a traceback)."""
+    from ..compress import inflate
+
+    z = inflate(data, limit)
+    if z.over:
         raise InputError(f"decompresses to more than --max-bytes {limit}")
-    if not d.eof:
-        raise InputError("truncated gzip file")
-    return out
+    if not z.complete:
+        raise InputError("truncated gzip file" if "cut off" in z.error else f"damaged gzip file ({z.error})")
+    return z.data
 
 
 def fetch(url: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]:

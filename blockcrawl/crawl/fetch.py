@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from ..compress import BodyTooLarge, Inflater
 from .addresses import AddressPolicy, PolicyResolver, forbidden_reason, policy_middleware
 from .urls import wire_url
 
@@ -73,12 +74,6 @@ class FetchResult:
     waited: float = 0.0  # seconds spent in the gate
 
 
-class BodyTooLarge(Exception):
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(detail)
-        self.kind = kind  # "too_large" (on the wire) or "bomb" (decompressed)
-
-
 class _Dropped(aiohttp.ClientConnectionError):
     """The connection dropped after the request was written: raised instead of aiohttp's
     ServerDisconnectedError / ClientOSError so that aiohttp does not send the request again."""
@@ -103,77 +98,6 @@ def parse_retry_after(value: str | None) -> float | None:
 # Text compresses 3-10x with gzip (robots.txt of near-identical Disallow lines ~30x); runs of
 # one byte, the stuff of decompression bombs, ~1000x.
 BOMB_RATIO = 200
-
-
-class Inflater:
-    """Incremental, bounded decoder for one Content-Encoding (identity, gzip, deflate).
-
-    `feed` returns True once the output went over `limit`; the output kept is at most limit
-    bytes plus one piece, so memory stays bounded by the cap however the input expands.
-    "deflate" is the zlib format by the RFC, raw deflate as some servers send: we try the first
-    and fall back to the second while nothing has been produced yet."""
-
-    __slots__ = ("_d", "_fallback", "_parts", "_seen", "consumed", "limit", "over", "size")
-
-    def __init__(self, encoding: str, limit: int) -> None:
-        enc = encoding.lower().strip()
-        self.limit, self.size, self.over = limit, 0, False
-        self.consumed = 0  # compressed input bytes decoded so far (the expansion ratio's divisor)
-        self._parts: list[bytes] = []
-        self._fallback = enc == "deflate"
-        self._seen: list[bytes] = []  # input fed while nothing came out (for the raw-deflate retry)
-        if enc in ("", "identity"):
-            self._d: Any = None
-        elif enc in ("gzip", "x-gzip"):
-            self._d = zlib.decompressobj(47)  # 47: gzip or zlib header
-        elif enc == "deflate":
-            self._d = zlib.decompressobj(15)
-        else:
-            raise ValueError(f"unsupported content-encoding {encoding}")
-
-    def feed(self, data: bytes) -> bool:
-        if self.over or not data:
-            return self.over
-        if self._d is None:
-            self._parts.append(data)
-            self.size += len(data)
-            self.over = self.size > self.limit
-            return self.over
-        if self._fallback and not self.size:
-            self._seen.append(data)
-        while data and not self._d.eof:
-            try:
-                out = self._d.decompress(data, self.limit - self.size + 1)
-            except zlib.error:
-                if not (self._fallback and not self.size):
-                    raise
-                self._fallback = False
-                self._d = zlib.decompressobj(-15)  # raw deflate: replay what came so far
-                data, self._seen = b"".join(self._seen), []
-                continue
-            self.consumed += len(data) - len(self._d.unconsumed_tail)
-            if out:
-                self._parts.append(out)
-                self.size += len(out)
-                self._seen = []
-                if self.size > self.limit:
-                    self.over = True
-                    return True
-            data = self._d.unconsumed_tail
-        return False
-
-    def result(self) -> bytes:
-        """The output, at most `limit` bytes."""
-        out = b"".join(self._parts)
-        return out[:self.limit] if len(out) > self.limit else out
-
-
-def decompress(data: bytes, encoding: str, limit: int) -> bytes:
-    """A whole gzip/deflate body, refusing output over `limit` bytes (BodyTooLarge "bomb")."""
-    inf = Inflater(encoding, limit)
-    if inf.feed(data):
-        raise BodyTooLarge("bomb", f"decompressed body over {limit} bytes")
-    return inf.result()
 
 
 @dataclass(slots=True)

@@ -13,10 +13,10 @@ import hashlib
 import multiprocessing
 import os
 import pickle
-import zlib
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from ..compress import inflate
 from ..pipeline import DEFAULT_MAX_BYTES, PipelineConfig, SitePipeline
 from ..records import Block, Chunk
 
@@ -89,11 +89,10 @@ def _gunzip(body: bytes, limit: int) -> bytes:
     """A gzip body sent as text/html without Content-Encoding, inflated to at most limit bytes
     (the config's max_bytes, the crawl's --max-bytes): one such page used to inflate to 50 MB,
     2.2 GB of RSS and 64,251 chunks. Past the limit the page is cut there (the parser copes with
-    a cut page); a corrupt stream is passed on as it came, for the parser to judge."""
-    try:
-        return zlib.decompressobj(47).decompress(body, limit)
-    except zlib.error:
-        return body
+    a cut page); a stream that yields nothing is passed on as it came, for the parser to judge
+    (parse.sniff_binary: no text from binary bytes)."""
+    z = inflate(body, limit)
+    return z.data if z.data else body
 
 
 # --------------------------------------------------------------------------- engine side

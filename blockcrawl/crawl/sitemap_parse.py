@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import codecs
 import re
-import zlib
 from dataclasses import dataclass
 
+from ..compress import inflate
+
 MAX_URL_CHARS = 8192
-GZIP_PIECE = 4096
 # raw text of one <loc> (entities and padding whitespace included) beyond which it is skipped undecoded
 MAX_LOC_BYTES = 16 * MAX_URL_CHARS
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -59,29 +59,6 @@ def _unescape_ref(m: re.Match[str]) -> str:
         return m.group(0)
 
 
-def _gunzip(body: bytes, max_bytes: int) -> tuple[bytes, bool, str]:
-    """(data, over max_bytes, error): incremental, never more than max_bytes + 1 bytes out. The
-    input goes in GZIP_PIECE bytes at a time so that damage in the stream loses only what follows."""
-    d = zlib.decompressobj(47)
-    parts: list[bytes] = []
-    size = 0
-    try:
-        for i in range(0, len(body), GZIP_PIECE):
-            data = body[i:i + GZIP_PIECE]
-            while data and not d.eof:
-                out = d.decompress(data, max_bytes - size + 1)
-                parts.append(out)
-                size += len(out)
-                if size > max_bytes:
-                    return b"".join(parts)[:max_bytes], True, ""
-                data = d.unconsumed_tail
-            if d.eof:
-                break
-    except zlib.error as e:
-        return b"".join(parts), False, f"gzip: {e}"
-    return b"".join(parts), False, "" if d.eof else "gzip: stream cut off"
-
-
 def _url(raw: str) -> str | None:
     u = raw.strip(" \t\r\n")
     if len(u) > MAX_URL_CHARS:
@@ -96,7 +73,8 @@ def parse_sitemap(body: bytes, *, max_urls: int = 50_000, max_bytes: int = 50 * 
     """The URLs a sitemap body lists. Never raises on any input."""
     error, cut = "", False
     if body[:2] == _GZIP_MAGIC:
-        body, cut, error = _gunzip(body, max_bytes)
+        z = inflate(body, max_bytes)
+        body, cut, error = z.data, z.over, z.error
     elif len(body) > max_bytes:
         body, cut = body[:max_bytes], True
     if body[:3] == codecs.BOM_UTF8:

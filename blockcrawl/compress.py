@@ -1,0 +1,119 @@
+"""Bounded decompression, one implementation for every body blockcrawl inflates: HTTP bodies
+(Content-Encoding gzip/deflate), gzip sitemaps, gzip pages served as text/html without
+Content-Encoding, and `.gz` files given to `blockcrawl extract`.
+
+A 5 KB gzip of zeros inflates to 5 MB and a 2 MB file to 2 GB, so nothing here ever produces
+more than `limit` bytes (plus one decoder step) however the input expands.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import BlockcrawlError
+
+PIECE = 4096  # input fed per step by inflate(): damage in a stream loses only what follows it
+
+
+class BodyTooLarge(BlockcrawlError):
+    """A body over its byte limit: on the wire ("too_large") or once decompressed ("bomb")."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+
+class Inflater:
+    """Incremental, bounded decoder for one Content-Encoding (identity, gzip, deflate).
+
+    `feed` returns True once the output went over `limit`; the output kept is at most limit
+    bytes plus one piece, so memory stays bounded by the cap however the input expands.
+    "deflate" is the zlib format by the RFC, raw deflate as some servers send: we try the first
+    and fall back to the second while nothing has been produced yet."""
+
+    __slots__ = ("_d", "_fallback", "_parts", "_seen", "consumed", "limit", "over", "size")
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        enc = encoding.lower().strip()
+        self.limit, self.size, self.over = limit, 0, False
+        self.consumed = 0  # compressed input bytes decoded so far (the expansion ratio's divisor)
+        self._parts: list[bytes] = []
+        self._fallback = enc == "deflate"
+        self._seen: list[bytes] = []  # input fed while nothing came out (for the raw-deflate retry)
+        if enc in ("", "identity"):
+            self._d: Any = None
+        elif enc in ("gzip", "x-gzip"):
+            self._d = zlib.decompressobj(47)  # 47: gzip or zlib header
+        elif enc == "deflate":
+            self._d = zlib.decompressobj(15)
+        else:
+            raise ValueError(f"unsupported content-encoding {encoding}")
+
+    def feed(self, data: bytes) -> bool:
+        if self.over or not data:
+            return self.over
+        if self._d is None:
+            self._parts.append(data)
+            self.size += len(data)
+            self.over = self.size > self.limit
+            return self.over
+        if self._fallback and not self.size:
+            self._seen.append(data)
+        while data and not self._d.eof:
+            try:
+                out = self._d.decompress(data, self.limit - self.size + 1)
+            except zlib.error:
+                if not (self._fallback and not self.size):
+                    raise
+                self._fallback = False
+                self._d = zlib.decompressobj(-15)  # raw deflate: replay what came so far
+                data, self._seen = b"".join(self._seen), []
+                continue
+            self.consumed += len(data) - len(self._d.unconsumed_tail)
+            if out:
+                self._parts.append(out)
+                self.size += len(out)
+                self._seen = []
+                if self.size > self.limit:
+                    self.over = True
+                    return True
+            data = self._d.unconsumed_tail
+        return False
+
+    @property
+    def eof(self) -> bool:
+        """The compressed stream has ended (an identity body ends when its bytes do)."""
+        return self._d is None or bool(self._d.eof)
+
+    def result(self) -> bytes:
+        """The output, at most `limit` bytes."""
+        out = b"".join(self._parts)
+        return out[:self.limit] if len(out) > self.limit else out
+
+
+@dataclass(frozen=True, slots=True)
+class Inflated:
+    """What inflate() made of a whole body."""
+
+    data: bytes  # at most limit bytes
+    over: bool  # the output went past limit: data is its prefix
+    complete: bool  # the stream ended properly (False: cut off, or damaged - see error)
+    error: str = ""  # the decoder's complaint, if any
+
+
+def inflate(data: bytes, limit: int, encoding: str = "gzip") -> Inflated:
+    """A whole compressed body, decoded up to limit bytes. Never raises on bad input: a damaged
+    or cut-off stream gives what decoded before the damage, with complete=False."""
+    inf = Inflater(encoding, limit)
+    error = ""
+    try:
+        for i in range(0, len(data), PIECE):
+            if inf.feed(data[i:i + PIECE]) or inf.eof:
+                break
+    except zlib.error as e:
+        error = f"{encoding}: {e}"
+    complete = inf.eof and not error
+    if not complete and not error and not inf.over:
+        error = f"{encoding}: stream cut off"
+    return Inflated(inf.result(), inf.over, complete, error)
