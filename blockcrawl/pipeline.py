@@ -120,6 +120,9 @@ class PageResult:
     blocks: list[Block] = field(default_factory=list)  # new blocks (duplicates removed)
     chunks: list[Chunk] = field(default_factory=list)
     duplicates: int = 0  # blocks dropped as already seen on the site
+    # the page's Markdown (extraction.markdown) when asked for: of the main content in mode
+    # main, of the selector's nodes or the whole page otherwise; site dedup does not apply to it
+    markdown: str = ""
 
 
 class SitePipeline:
@@ -149,35 +152,45 @@ class SitePipeline:
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
         return self.process_dom(load(html, url, content_type))
 
-    def process_site(self, pages: Sequence[tuple[str | bytes, str | None, str | None]]) -> list[PageResult]:
+    def process_site(self, pages: Sequence[tuple[str | bytes, str | None, str | None]], *,
+                     markdown: bool = False, images: bool = False) -> list[PageResult]:
         """(html, url, content type) of a site's pages at once, in order: site algorithms
         (template clustering) see them all; page algorithms behave as with process()."""
         doms = [load(html, url, ctype) for html, url, ctype in pages]
         if self.mode != "main":
-            return [self.process_dom(d) for d in doms]
+            return [self.process_dom(d, markdown=markdown, images=images) for d in doms]
         masks = get(self.algorithm).site_selector()(doms)
-        return [self.process_dom(d, keep) for d, keep in zip(doms, masks)]
+        return [self.process_dom(d, keep, markdown=markdown, images=images) for d, keep in zip(doms, masks)]
 
-    def process_dom(self, dom: Dom, keep: Sequence[bool] | None | object = ...) -> PageResult:
-        """A parsed page; keep overrides the selector's mask when given."""
+    def process_dom(self, dom: Dom, keep: Sequence[bool] | None | object = ..., *,
+                    markdown: bool = False, images: bool = False) -> PageResult:
+        """A parsed page; keep overrides the selector's mask when given. markdown: fill
+        PageResult.markdown (one more linear walk of the page), with images as ![alt](src)."""
+        from .extraction.markdown import to_markdown
+
         url = dom.url
         title = dom.title()
         if self.mode in ("plain", "text"):
             text = dom_text(dom)
             chunks = chunk_plain(text, url, self.chunk_size, self.overlap, self.tokenizer) if self.mode == "plain" else []
-            return PageResult(url, title, text, chunks=chunks)
+            md = to_markdown(dom, images=images) if markdown else ""
+            return PageResult(url, title, text, chunks=chunks, markdown=md)
         text = ""
+        mds: list[str] = []
         if self.mode == "main":  # the path extract() takes (extraction.api): the same text
-            blocks, text = main_content(dom, self.algorithm, self.full_path, keep, self.selector)
+            blocks, text = main_content(dom, self.algorithm, self.full_path, keep, self.selector,
+                                        markdown=mds if markdown else None, images=images)
         else:
             if keep is ...:
                 keep = self.selector(dom) if self.selector and len(dom) else None
             blocks = blocks_from_dom(dom, keep=keep, full_path=self.full_path)  # type: ignore[arg-type]
+            if markdown:
+                mds.append(to_markdown(dom, keep, images=images))  # type: ignore[arg-type]
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        return PageResult(url, title, text, new, chunks, len(blocks) - len(new))
+        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds))
 
 
 __all__ = ["DEFAULTS", "MODES", "PageResult", "PipelineConfig", "SitePipeline", "blocks_text", "tokenizer_for"]

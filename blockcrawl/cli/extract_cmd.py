@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from ..extraction.blocks import outline
 from ..extraction.registry import ALGORITHMS, is_site
+from ..parse import load
 from ..pipeline import DEFAULTS, MODES, PageResult, PipelineConfig, SitePipeline
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
@@ -28,7 +28,8 @@ class InputError(ValueError):
 
 EXAMPLES = """examples:
   blockcrawl extract page.html                      chunks of the page's blocks, JSON Lines
-  blockcrawl extract site/ --format markdown        every .html under site/, duplicates kept once
+  blockcrawl extract site/ --format jsonl           every .html under site/, duplicates kept once
+  blockcrawl extract page.html --mode main --format markdown   main content as Markdown (links, lists, tables)
   blockcrawl extract a.html b.html --chunk-size 100 --overlap 20
   blockcrawl extract page.html --mode text          plain text of each page (seed 002)
   blockcrawl extract page.html --mode main --format text   main content only (algorithm auto)
@@ -62,7 +63,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--tokenizer", default=DEFAULTS.tokenizer, metavar="NAME",
                    help="'model' (the embedding model's tokenizer, default), 'words', or a tokenizer.json")
     p.add_argument("--format", choices=("jsonl", "text", "markdown"), default="jsonl", dest="fmt",
-                   help="output format (default jsonl)")
+                   help="output format (default jsonl); markdown: the page (its main content with "
+                        "--mode main) with links, lists, pipe tables, code and emphasis, one document "
+                        "per page (site dedup applies to blocks and chunks, not to it)")
+    p.add_argument("--images", action="store_true", help="markdown: write images as ![alt](src)")
     p.add_argument("--full-path", action="store_true",
                    help="prefix blocks with the whole heading path ('Europe > Germany: ...')")
     p.add_argument("--no-dedup", action="store_true", help="keep blocks already seen on earlier pages")
@@ -181,6 +185,10 @@ def _read(item: str, limit: int, timeout: float) -> tuple[bytes, str, str | None
 
 
 def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
+    if fmt == "markdown":
+        out.write(f"<!-- {res.url} -->\n")
+        out.write(res.markdown + "\n")
+        return
     if mode == "text":
         if fmt == "jsonl":
             out.write(json.dumps({"url": res.url, "title": res.title, "text": res.text}, ensure_ascii=False) + "\n")
@@ -192,16 +200,9 @@ def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
             out.write(json.dumps({"url": c.url, "text": c.text, "heading_path": list(c.heading_path),
                                   "chunk_index": c.chunk_index, "block_position": c.block_position,
                                   "block_hash": c.block_hash, "n_tokens": c.n_tokens}, ensure_ascii=False) + "\n")
-    elif fmt == "text":
+    else:
         for c in res.chunks:
             out.write(c.text + "\n\n")
-    else:  # markdown: the page's outline with its blocks
-        out.write(f"<!-- {res.url} -->\n")
-        if mode == "plain":
-            out.write(res.text + "\n\n")
-            return
-        for level, text in outline(res.blocks):
-            out.write(("#" * min(level + 1, 6) + " " + text if level >= 0 else text) + "\n\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -220,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     # Site algorithms (template clustering) need every page before the first result.
     site = args.mode == "main" and is_site(args.algorithm)
+    md = args.fmt == "markdown"
     pending: list[tuple[bytes, str, str | None]] = []
     for item in _expand(args.inputs):
         inputs += 1
@@ -234,8 +236,9 @@ def run(args: argparse.Namespace) -> int:
         if site:
             pending.append((data, url, ctype))
         else:
-            _write(pipe.process(data, url, ctype), args.mode, args.fmt, out)
-    for res in pipe.process_site(pending) if site else ():
+            _write(pipe.process_dom(load(data, url, ctype), markdown=md, images=args.images),
+                   args.mode, args.fmt, out)
+    for res in pipe.process_site(pending, markdown=md, images=args.images) if site else ():
         _write(res, args.mode, args.fmt, out)
     if not inputs:
         print("blockcrawl extract: no input: no HTML file found in " + ", ".join(args.inputs), file=sys.stderr)

@@ -88,23 +88,39 @@ def json_ld_block(dom: Dom) -> Block | None:
                  url=dom.url, hash=text_hash(body))
 
 
-def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False,
-                 keep: Sequence[bool] | None | object = ..., selector: Selector | None = None
-                 ) -> tuple[list[Block], str]:
-    """(blocks, text) of a parsed page's main content: the algorithm's mask (or the precomputed
-    keep of a site algorithm, or selector's), the title heading added back as context
-    (title_context), and, when nothing is selected, the page's JSON-LD articleBody, whatever the
-    algorithm. The text is blocks_text without the context heading: what the selector kept."""
-    if not len(dom):
-        return [], ""
+def main_mask(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, keep: Sequence[bool] | None | object = ...,
+              selector: Selector | None = None) -> tuple[Sequence[bool] | None, frozenset[str]]:
+    """The main-content mask of a parsed page (the algorithm's, the precomputed keep of a site
+    algorithm, or selector's) with the title heading added back as context (title_context),
+    and that heading's text. The blocks and the markdown of the page both read this mask."""
     if keep is ...:
         keep = (selector or get(algorithm).page_selector())(dom)
-    keep, context = title_context(dom, keep)  # type: ignore[arg-type]
-    blocks = blocks_from_dom(dom, keep=keep, full_path=full_path)
+    return title_context(dom, keep)  # type: ignore[arg-type]
+
+
+def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False,
+                 keep: Sequence[bool] | None | object = ..., selector: Selector | None = None,
+                 markdown: list[str] | None = None, images: bool = False) -> tuple[list[Block], str]:
+    """(blocks, text) of a parsed page's main content: main_mask's blocks and, when nothing is
+    selected, the page's JSON-LD articleBody, whatever the algorithm. The text is blocks_text
+    without the context heading: what the selector kept. markdown: a list to append the main
+    content's Markdown to (extraction.markdown, same mask, images as ![alt](src) if asked; the
+    articleBody when that is used)."""
+    if not len(dom):
+        return [], ""
+    mask, context = main_mask(dom, algorithm, keep, selector)
+    blocks = blocks_from_dom(dom, keep=mask, full_path=full_path)
+    md = None
     if not blocks:
         b = json_ld_block(dom)
         if b is not None:
             blocks = [b]
+            if markdown is not None:
+                from .markdown import escape
+                md = "\n\n".join(escape(p.strip()) for p in b.body.split("\n") if p.strip()) + "\n"
+    if markdown is not None:
+        from .markdown import to_markdown
+        markdown.append(md if md is not None else to_markdown(dom, mask, images=images))
     return blocks, blocks_text(blocks, context)
 
 
