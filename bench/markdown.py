@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     import score  # the shared scorer
 
     data = str(args.bench / "data")
-    print(f"| dataset | pages | text F1 | markdown F1 | P text / md | R text / md | markdown ms/page (median) |")
+    print("| dataset | pages | text F1 | markdown F1 | P text / md | R text / md | markdown ms/page (median) |")
     print("|---|---|---|---|---|---|---|")
     for ds in args.datasets:
         gold = score.load_gold(data, ds)
