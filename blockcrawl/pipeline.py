@@ -192,5 +192,21 @@ class SitePipeline:
             text = "\n\n".join(b.text for b in new)
         return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds))
 
+    def process_blocks(self, blocks: list[Block], url: str | None, title: str = "", *,
+                       markdown: bool = False) -> PageResult:
+        """Blocks made elsewhere (a PDF: extraction.pdf) through the same dedup and chunking;
+        in modes plain and text their text, as a page's. markdown: from the blocks (headings
+        and text: blocks_markdown)."""
+        from .extraction.markdown import blocks_markdown
+
+        md = blocks_markdown([(b.heading_path, b.kind, b.text) for b in blocks]) if markdown else ""
+        text = blocks_text(blocks)
+        if self.mode in ("plain", "text"):
+            chunks = chunk_plain(text, url, self.chunk_size, self.overlap, self.tokenizer) if self.mode == "plain" else []
+            return PageResult(url, title, text, chunks=chunks, markdown=md)
+        new = list(self.deduper.filter(blocks)) if self.deduper else blocks
+        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)
+        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), md)
+
 
 __all__ = ["DEFAULTS", "MODES", "PageResult", "PipelineConfig", "SitePipeline", "blocks_text", "tokenizer_for"]

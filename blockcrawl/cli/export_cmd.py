@@ -4,6 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from ..store.sqlite import SqliteStore
 
 WHAT = ("chunks", "pages", "blocks", "frontier")  # store.protocols.RECORD_KINDS, without importing the store
 
@@ -13,21 +17,48 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        description="Export what a crawl stored, one JSON object per line.",
                        epilog="examples:\n  blockcrawl export --store site.db > chunks.jsonl\n"
                               "  blockcrawl export --store site.db --what pages | jq -r .url\n"
-                              "  blockcrawl export --store site.db --what frontier   (state/error per URL)",
+                              "  blockcrawl export --store site.db --what frontier   (state/error per URL)\n"
+                              "  blockcrawl export --store site.db --what pages --format markdown > site.md",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--store", required=True, metavar="PATH", help="SQLite store written by 'blockcrawl crawl'")
-    p.add_argument("--format", choices=("jsonl",), default="jsonl", help="output format (default jsonl)")
+    p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl",
+                   help="output format (default jsonl); markdown (with --what pages): each page's main "
+                        "content as the crawl stored it, links, lists and tables kept")
     p.add_argument("--what", choices=WHAT, default="chunks", help="what to export (default chunks)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
     from ..store import Store
 
+    if args.format == "markdown" and args.what != "pages":
+        raise ConfigError("--format markdown exports pages: use --what pages")
     # read-only, no lock: exports during a crawl (its last commit) and from a read-only store;
     # a missing, foreign or damaged file is a StoreError: one line, exit 2
     with Store(args.store, readonly=True) as store:
         out = sys.stdout
+        if args.format == "markdown":
+            _markdown(store, out)
+            return 0
         for rec in store.records(args.what):
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return 0
+
+
+def _markdown(store: SqliteStore, out: TextIO) -> None:
+    """Each page as its stored Markdown; a page stored without it (an older store, --no-extract)
+    is rebuilt from its blocks, headings and text only, and stderr says how many were."""
+    from ..extraction.markdown import blocks_markdown
+
+    rebuilt = total = 0
+    for url, title, md, blocks in store.page_markdown():
+        total += 1
+        if md is None:
+            rebuilt += 1
+            md = blocks_markdown(blocks)
+        out.write(f"<!-- {url} -->\n" + (md or (f"# {title}\n" if title else "")) + "\n")
+    if rebuilt:
+        print(f"blockcrawl export: {rebuilt} of {total} pages had no stored Markdown (stored before "
+              "schema 2 or with --no-extract): written from their blocks, headings and text only",
+              file=sys.stderr)

@@ -505,10 +505,14 @@ class Crawler:
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
         follow = self.cfg.max_depth is None or it.depth < self.cfg.max_depth
         result = await self.analyzer.analyse(it.host, res.body or b"", it.target, res.content_type, follow)
+        if result.error is not None:  # a PDF that cannot be read: one log line, nothing stored
+            self._fail(it, res, "pdf", result.error)
+            return
         if follow:
             self.add_links(it.target, result.base, result.hrefs, it.depth + 1, it.trail)
         self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.target, status=res.status or 200,
-                             content_type=res.content_type, title=result.title, content_hash=result.content_hash)
+                             content_type=res.content_type, title=result.title, content_hash=result.content_hash,
+                             markdown=result.markdown)
         self.frontier.mark(it.url, DONE, res.status)
         self.frontier.log(it.url, "fetched", res.status, None, "", res.nbytes, res.elapsed)
         st = self.stats

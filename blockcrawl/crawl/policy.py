@@ -47,12 +47,18 @@ def in_scope(scope: Scope, url: str) -> bool:
     return s in scope.sites or any(s.endswith("." + k) for k in scope.sites)
 
 
-def non_html_extension(url: str) -> bool:
-    """The last path segment ends in an extension that is never HTML (.pdf, .png, ...)."""
+# Extensions fetched all the same when their media type is asked for (--content-types ...,application/pdf).
+EXT_TYPES = {"pdf": "application/pdf"}
+
+
+def non_html_extension(url: str, wanted: frozenset[str] = frozenset()) -> bool:
+    """The last path segment ends in an extension that is never HTML (.pdf, .png, ...) and not
+    one of wanted."""
     path = url.split("?", 1)[0]
     last = path[path.rfind("/") + 1:]
     dot = last.rfind(".")
-    return dot > 0 and last[dot + 1:].lower() in NON_HTML_EXT
+    ext = last[dot + 1:].lower()
+    return dot > 0 and ext in NON_HTML_EXT and ext not in wanted
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +70,18 @@ class UrlPolicy:
     html_only: bool = True  # skip links whose extension is never HTML
     date_hops: int | None = None  # longest date chain followed (crawl.traps); None: no limit
     addresses: AddressPolicy | None = None  # private/loopback hosts refused unless the seeds are there
+    wanted_ext: frozenset[str] = frozenset()  # extensions not filtered (pdf when application/pdf is wanted)
 
 
 def make_policy(scope: Scope, *, max_depth: int | None = None, include: Iterable[str] = (),
                 exclude: Iterable[str] = (), content_types: tuple[str, ...] = HTML_TYPES,
                 date_hops: int | None = None, addresses: AddressPolicy | None = None) -> UrlPolicy:
+    # HTML plus PDF still filters the other extensions (.png, .css...); only .pdf links pass
+    wanted = frozenset(e for e, t in EXT_TYPES.items() if t in content_types)
+    html_only = content_types == HTML_TYPES or (
+        bool(wanted) and set(content_types) <= set(HTML_TYPES) | set(EXT_TYPES.values()))
     return UrlPolicy(scope, max_depth, tuple(re.compile(p) for p in include), tuple(re.compile(p) for p in exclude),
-                     content_types == HTML_TYPES, date_hops, addresses)
+                     html_only, date_hops, addresses, wanted)
 
 
 def reject_reason(p: UrlPolicy, url: str, depth: int, kind: str = "page") -> str | None:
@@ -89,7 +100,7 @@ def reject_reason(p: UrlPolicy, url: str, depth: int, kind: str = "page") -> str
         return "include"
     if p.exclude and any(rx.search(url) for rx in p.exclude):
         return "exclude"
-    if kind == "page" and p.html_only and non_html_extension(url):
+    if kind == "page" and p.html_only and non_html_extension(url, p.wanted_ext):
         return "extension"
     return None
 

@@ -17,6 +17,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from ..compress import inflate
+from ..extraction.pdf import is_pdf
 from ..pipeline import DEFAULT_MAX_BYTES, PipelineConfig, SitePipeline
 from ..records import Block, Chunk
 
@@ -36,6 +37,8 @@ class PageOut:
     blocks: list[Block] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
     duplicates: int = 0
+    markdown: str = ""  # the main content as Markdown (extraction.markdown), stored with the page
+    error: str | None = None  # why nothing is stored (a PDF encrypted, broken, too long): one log line
 
 
 # --------------------------------------------------------------------------- worker side
@@ -74,15 +77,36 @@ def analyse(site: str, body: bytes, url: str, content_type: str | None, links: b
     from .links import base_url, raw_links
     if body[:2] == b"\x1f\x8b":  # a gzip file served as HTML without Content-Encoding
         body = _gunzip(body, _SPEC.max_bytes if _SPEC is not None else DEFAULT_MAX_BYTES)
+    if is_pdf(content_type, body):
+        return _analyse_pdf(site, body, url)
     dom = load(body, url, content_type)
     base = base_url(dom, url) if links else url
     hrefs = raw_links(dom) if links else []
     if _SPEC is not None and not _SPEC.extract:
         title = dom.title()
         return PageOut(title, hashlib.blake2b(body, digest_size=16).hexdigest(), base, hrefs)
-    res = _pipe(site).process_dom(dom)
+    res = _pipe(site).process_dom(dom, markdown=True)
     digest = hashlib.blake2b(res.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return PageOut(res.title, digest, base, hrefs, res.blocks, res.chunks, res.duplicates)
+    return PageOut(res.title, digest, base, hrefs, res.blocks, res.chunks, res.duplicates, res.markdown)
+
+
+def _analyse_pdf(site: str, body: bytes, url: str) -> PageOut:
+    """A PDF (extraction.pdf): blocks with page numbers in their heading paths, no links. One that
+    cannot be read comes back with error set: the crawler logs it and stores nothing."""
+    from ..extraction.pdf import PdfError, pdf_blocks
+
+    if _SPEC is not None and not _SPEC.extract:
+        return PageOut("", hashlib.blake2b(body, digest_size=16).hexdigest(), url, [])
+    try:
+        title, blocks = pdf_blocks(body, url, max_chars=_SPEC.max_bytes if _SPEC is not None else DEFAULT_MAX_BYTES,
+                                   full_path=_SPEC.full_path if _SPEC is not None else False)
+    except PdfError as e:
+        return PageOut("", "", url, [], error=str(e))
+    except ImportError as e:  # pypdf missing from the environment
+        return PageOut("", "", url, [], error=f"PDF support not installed ({e})")
+    res = _pipe(site).process_blocks(blocks, url, title, markdown=True)
+    digest = hashlib.blake2b(res.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return PageOut(res.title, digest, url, [], res.blocks, res.chunks, res.duplicates, res.markdown)
 
 
 def _gunzip(body: bytes, limit: int) -> bytes:

@@ -45,6 +45,7 @@ _ESC = re.compile(r"([\\`*_\[\]]|<(?=[A-Za-z/!?]))")
 _ESC_CELL = re.compile(r"([\\`*_\[\]|]|<(?=[A-Za-z/!?]))")
 _ORDERED = re.compile(r"(\d{1,9})([.)])(?=\s|$)")
 _TICKS = re.compile(r"`+")
+_PAGE = re.compile(r"p\. \d+$")  # the page element of a PDF block's heading path (extraction.pdf)
 _URL_CHARS = str.maketrans({" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"})
 _LINK_SCHEMES = ("http:", "https:", "mailto:", "ftp:", "tel:")
 
@@ -463,10 +464,14 @@ def blocks_markdown(blocks: Sequence[tuple[Sequence[str], str, str]]) -> str:
         while k < min(len(shown), len(path)) and shown[k] == path[k]:
             k += 1
         for level in range(k, len(path)):
-            out.append("#" * min(level + 1, 6) + " " + _WS.sub(" ", path[level]).strip())
+            h = _WS.sub(" ", path[level]).strip()
+            if level == len(path) - 1 and _PAGE.match(h):  # a PDF's page number: a mark, no heading
+                out.append(f"<!-- {h} -->")
+            else:
+                out.append("#" * min(level + 1, 6) + " " + h)
         shown = path
         if path:  # a stored block's text is its body prefixed by its heading (or heading path)
-            for prefix in (path[-1] + ": ", " > ".join(path) + ": "):
+            for prefix in (path[-1] + ": ", " > ".join(path[-2:]) + ": ", " > ".join(path) + ": "):
                 if text.startswith(prefix):
                     text = text[len(prefix):]
                     break

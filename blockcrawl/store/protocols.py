@@ -40,8 +40,9 @@ class StoredChunk:
 class PageSink(Protocol):
     def save_page(self, url: str, blocks: list[Block], chunks: list[Chunk], *, final_url: str | None = None,
                   status: int = 200, content_type: str | None = None, title: str = "",
-                  content_hash: str | None = None) -> int:
-        """Insert or replace a page with its blocks and chunks; returns the page id. No commit."""
+                  content_hash: str | None = None, markdown: str | None = None) -> int:
+        """Insert or replace a page with its blocks and chunks (and its Markdown, if made);
+        returns the page id. No commit."""
         ...
 
     def commit(self) -> None:

@@ -6,6 +6,8 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
   the modules that used them; stores from before the date-trap guard lack frontier.trail.
 - 1: every core table created at once (pages, blocks, chunks, frontier, crawl_log, crawl_meta),
   application_id set so that another program's SQLite file is told apart from a store.
+- 2: pages.markdown, the main content as Markdown written by the crawl (export --format markdown);
+  NULL for pages stored before, which export rebuilds from their blocks.
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
@@ -21,7 +23,7 @@ from ..errors import StoreError
 
 # "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
 APPLICATION_ID = 0x626C4372
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -32,7 +34,8 @@ CREATE TABLE IF NOT EXISTS pages (
     content_type TEXT,
     title TEXT,
     content_hash TEXT,                 -- hash of the extracted text: unchanged pages are not re-indexed
-    fetched_at REAL
+    fetched_at REAL,
+    markdown TEXT                      -- main content as Markdown (schema 2; NULL before)
 );
 CREATE TABLE IF NOT EXISTS blocks (
     id INTEGER PRIMARY KEY,
@@ -168,7 +171,13 @@ def _to_1(db: sqlite3.Connection) -> None:
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
 # bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1]
+def _to_2(db: sqlite3.Connection) -> None:
+    """1 -> 2: pages.markdown (NULL for the pages already stored)."""
+    if "markdown" not in _columns(db, "pages"):
+        db.execute("ALTER TABLE pages ADD COLUMN markdown TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

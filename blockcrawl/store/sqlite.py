@@ -253,15 +253,17 @@ class SqliteStore:
     @_guard
     def save_page(self, url: str, blocks: list[Block], chunks: list[Chunk], *, final_url: str | None = None,
                   status: int = 200, content_type: str | None = None, title: str = "",
-                  content_hash: str | None = None) -> int:
-        """Insert or replace a page with its blocks and chunks; returns the page id. No commit."""
+                  content_hash: str | None = None, markdown: str | None = None) -> int:
+        """Insert or replace a page with its blocks and chunks; returns the page id. No commit.
+        markdown: the page's main content as Markdown (export --format markdown), if made."""
         db = self._writable()
         cur = db.execute(
-            "INSERT INTO pages(url, final_url, status, content_type, title, content_hash, fetched_at) "
-            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(url) DO UPDATE SET final_url=excluded.final_url, "
+            "INSERT INTO pages(url, final_url, status, content_type, title, content_hash, fetched_at, markdown) "
+            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(url) DO UPDATE SET final_url=excluded.final_url, "
             "status=excluded.status, content_type=excluded.content_type, title=excluded.title, "
-            "content_hash=excluded.content_hash, fetched_at=excluded.fetched_at RETURNING id",
-            (url, final_url or url, status, content_type, title, content_hash, time.time()))
+            "content_hash=excluded.content_hash, fetched_at=excluded.fetched_at, markdown=excluded.markdown "
+            "RETURNING id",
+            (url, final_url or url, status, content_type, title, content_hash, time.time(), markdown or None))
         page_id = int(cur.fetchone()[0])
         db.execute("DELETE FROM blocks WHERE page_id=?", (page_id,))
         db.execute("DELETE FROM chunks WHERE page_id=?", (page_id,))
@@ -409,6 +411,26 @@ class SqliteStore:
                     if what == "frontier":
                         rec["state"] = STATE_NAMES.get(int(str(rec["state"])), rec["state"])
                     yield rec
+        except sqlite3.Error as e:
+            if not _store_fault(e):
+                raise
+            raise StoreError(f"{self.location}: {e}") from e
+
+
+    def page_markdown(self) -> Iterator[tuple[str, str, str | None, list[tuple[tuple[str, ...], str, str]]]]:
+        """(url, title, markdown, blocks) of every page in crawl order, streamed. markdown is None
+        for pages stored without it (before schema 2, or crawled with --no-extract); blocks
+        (heading path, kind, text) are then given, for the headings-and-text fallback."""
+        try:
+            with self._reading() as db:
+                cols = {str(r[1]) for r in db.execute("PRAGMA table_info(pages)")}
+                md = "markdown" if "markdown" in cols else "NULL"
+                for pid, url, title, text in db.execute(f"SELECT id, url, title, {md} FROM pages ORDER BY id"):
+                    blocks: list[tuple[tuple[str, ...], str, str]] = []
+                    if text is None:
+                        blocks = [(tuple(json.loads(hp)), str(kind), str(t)) for hp, kind, t in db.execute(
+                            "SELECT heading_path, kind, text FROM blocks WHERE page_id=? ORDER BY position", (pid,))]
+                    yield str(url), str(title or ""), None if text is None else str(text), blocks
         except sqlite3.Error as e:
             if not _store_fault(e):
                 raise
