@@ -124,3 +124,87 @@ def test_deep_nesting_is_linear():
         out = to_markdown(dom)
         assert time.perf_counter() - t0 < 5, unit
         assert "deep text" in out and len(out) < 200, (unit, out[-100:])
+
+
+# ---- the crawl stores it (pages.markdown, schema 2); export --what pages --format markdown -----------
+
+def _export(db) -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    return subprocess.run([sys.executable, "-m", "blockcrawl", "export", "--store", str(db), "--what", "pages",
+                           "--format", "markdown"], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_crawl_stores_markdown_and_export_writes_it(tmp_path):
+    from blockcrawl.crawl import CrawlConfig, crawl
+    from blockcrawl.crawl.process import PipelineSpec
+    from blockcrawl.store import Store
+
+    from .crawlsite import Route, Site
+
+    html = ("<html><head><title>Prices of the Shop</title></head><body><nav><a href='/'>Home</a></nav><main>"
+            "<h1>Prices of the Shop</h1><p>" + "Our prices are listed in the table below for every item. " * 3
+            + "See the <a href='/terms.html'>terms</a>.</p><table><tr><th>Item</th><th>Price</th></tr>"
+            + "".join(f"<tr><td>A pot of green tea number {k} with honey</td><td>{k} euros and ten cents</td></tr>"
+                      for k in range(1, 7)) + "</table></main></body></html>")
+    site = Site({"/": Route(html), "/terms.html": Route("<p>" + "Terms of the shop apply to all. " * 5 + "</p>")}).start()
+    try:
+        db = tmp_path / "c.db"
+        with Store(db) as st:
+            crawl(st, CrawlConfig(seeds=[site.origin + "/"], progress=False, robots=False),
+                  PipelineSpec(mode="main", tokenizer="words"))
+        r = _export(db)
+    finally:
+        site.stop()
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    assert (f"<!-- {site.origin}/ -->\n# Prices of the Shop\n\n" in r.stdout
+            and f"See the [terms]({site.origin}/terms.html)." in r.stdout
+            and "| Item | Price |\n| --- | --- |\n| A pot of green tea number 1 with honey | 1 euros and ten cents |\n"
+            in r.stdout)
+    assert "Home" not in r.stdout  # the main content only
+    bad = _export_what(db, "chunks")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--what pages" in bad.stderr
+
+
+def _export_what(db, what: str) -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    return subprocess.run([sys.executable, "-m", "blockcrawl", "export", "--store", str(db), "--what", what,
+                           "--format", "markdown"], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_version_1_store_migrates_and_exports_from_blocks(tmp_path):
+    """A store from before pages.markdown: read as it is (Markdown rebuilt from the blocks, stderr
+    says so), then the first writer adds the column."""
+    import sqlite3
+
+    from blockcrawl.pipeline import SitePipeline
+    from blockcrawl.store import Store
+
+    db = tmp_path / "v1.db"
+    res = SitePipeline(tokenizer="words").process(
+        "<h1>Europe</h1><h2>Germany</h2><p>Berlin is the capital.</p><h2>France</h2><p>Paris is the capital.</p>",
+        "http://a.test/")
+    with Store(db) as st:
+        st.save_page("http://a.test/", res.blocks, res.chunks, title="Europe")
+    con = sqlite3.connect(db)
+    con.execute("ALTER TABLE pages DROP COLUMN markdown")
+    con.execute("PRAGMA user_version=1")
+    con.commit()
+    con.close()
+    r = _export(db)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("<!-- http://a.test/ -->\n# Europe\n\n## Germany\n\nBerlin is the capital.\n\n"
+                        "## France\n\nParis is the capital.\n\n")
+    assert "1 of 1 pages had no stored Markdown" in r.stderr and r.stderr.count("\n") == 1
+    with Store(db) as st:
+        assert st.schema_version == 2
+        assert [r[0] for r in st.db.execute("SELECT markdown FROM pages")] == [None]
+        st.save_page("http://a.test/", res.blocks, res.chunks, title="Europe", markdown="# Fresh\n")
+    assert _export(db).stdout == "<!-- http://a.test/ -->\n# Fresh\n\n"
