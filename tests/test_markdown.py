@@ -1,7 +1,10 @@
 """Markdown writer (extraction.markdown): every construct, nesting, escaping, masks, deep pages."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from blockcrawl.extraction.api import main_content
 from blockcrawl.extraction.markdown import blocks_markdown, escape, to_markdown
@@ -128,11 +131,7 @@ def test_deep_nesting_is_linear():
 
 # ---- the crawl stores it (pages.markdown, schema 2); export --what pages --format markdown -----------
 
-def _export(db) -> "subprocess.CompletedProcess[str]":
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def _export(db: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "blockcrawl", "export", "--store", str(db), "--what", "pages",
                            "--format", "markdown"], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                           text=True, timeout=60)
@@ -169,11 +168,7 @@ def test_crawl_stores_markdown_and_export_writes_it(tmp_path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--what pages" in bad.stderr
 
 
-def _export_what(db, what: str) -> "subprocess.CompletedProcess[str]":
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def _export_what(db: Path, what: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "blockcrawl", "export", "--store", str(db), "--what", what,
                            "--format", "markdown"], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                           text=True, timeout=60)
