@@ -319,7 +319,7 @@ def to_markdown(dom: Dom, keep: Sequence[bool] | None = None, *, images: bool = 
             j += 1
             continue
         if tag == "img":
-            if images and (has_text(parent[j]) or (parent[j] > root and has_text(parent[parent[j]]))):
+            if images and parent[j] >= root and (has_text(parent[j]) or (parent[j] > root and has_text(parent[parent[j]]))):
                 a = attrs[j] or {}
                 src = _absolute(base, a.get("src") or "")
                 if src:
@@ -327,7 +327,7 @@ def to_markdown(dom: Dom, keep: Sequence[bool] | None = None, *, images: bool = 
             j += 1
             continue
         if tag == "hr":
-            if table is None and has_text(parent[j]):
+            if table is None and parent[j] >= root and has_text(parent[j]):
                 end_line()
                 blank = True
                 write("---")
