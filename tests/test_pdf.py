@@ -135,3 +135,13 @@ def test_default_crawl_does_not_fetch_pdf_links(pdf_site, tmp_path):
             "--workers", "0", "--ignore-robots")
     assert r.returncode == 0, r.stderr
     assert not [p for p in pdf_site.paths() if p.endswith(".pdf")]
+
+
+def test_extract_cli_reads_a_pdf_file(tmp_path):
+    (tmp_path / "r.pdf").write_bytes(report())
+    (tmp_path / "bad.pdf").write_bytes(report()[:300])
+    r = cli("extract", str(tmp_path / "r.pdf"), str(tmp_path / "bad.pdf"), "--tokenizer", "words")
+    assert r.returncode == 1  # one input could not be read: one line, the other still extracted
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert rows[3]["heading_path"] == ["Report", "2 Methods", "2.1 Data", "p. 4"]
+    assert r.stderr.count("\n") == 1 and "bad.pdf: broken PDF" in r.stderr

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from ..extraction.pdf import PdfError, is_pdf, pdf_blocks
 from ..extraction.registry import ALGORITHMS, is_site
 from ..parse import load
 from ..pipeline import DEFAULTS, MODES, PageResult, PipelineConfig, SitePipeline
@@ -48,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                    "on an earlier page is kept once.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="FILE_OR_URL",
-                   help="HTML file, folder of .html files, http(s) URL, or - for standard input")
+                   help="HTML or PDF file, folder of .html files, http(s) URL, or - for standard input")
     p.add_argument("--mode", choices=MODES, default=DEFAULTS.mode,
                    help="blocks: a block per section, chunked (default); main: the same for the "
                         "main content only (see --algorithm); plain: whole text in fixed "
@@ -233,7 +234,15 @@ def run(args: argparse.Namespace) -> int:
             continue
         if args.encoding:
             ctype = f"text/html; charset={args.encoding}"
-        if site:
+        if is_pdf(ctype, data):  # a PDF (extraction.pdf): its blocks, chunked and deduplicated as a page's
+            try:
+                title, blocks = pdf_blocks(data, url, max_chars=config.max_bytes, full_path=config.full_path)
+            except PdfError as e:
+                print(f"blockcrawl extract: skipped {item}: {e}", file=sys.stderr)
+                failures += 1
+                continue
+            _write(pipe.process_blocks(blocks, url, title, markdown=md), args.mode, args.fmt, out)
+        elif site:
             pending.append((data, url, ctype))
         else:
             _write(pipe.process_dom(load(data, url, ctype), markdown=md, images=args.images),
