@@ -47,7 +47,8 @@ def test_app_shells_are_rendered(html):
     assert s.needs_render(), s
 
 
-@pytest.mark.parametrize("html", [ARTICLE, ARTICLE_JS, SMALL_STATIC, DISCOURSE], ids=["article", "article-js", "404", "noscript-content"])
+@pytest.mark.parametrize("html", [ARTICLE, ARTICLE_JS, SMALL_STATIC, DISCOURSE],
+                         ids=["article", "article-js", "404", "noscript-content"])
 def test_pages_with_their_text_are_not(html):
     s = measure(html, None)
     assert not s.needs_render(), s

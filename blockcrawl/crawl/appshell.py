@@ -36,8 +36,8 @@ _TAG = re.compile(r"<(/?)([a-z][a-z0-9-]*)([^<>]*)>", re.I)
 _RAW_END = {t: re.compile("</" + t, re.I) for t in _RAW}
 _ID = re.compile(r"""(?i)\bid\s*=\s*["']?([^"'\s>]+)""")
 _SRC = re.compile(r"""(?i)\bsrc\s*=""")
-_ENABLE_JS = re.compile(r"(enable|turn on|activate|requires?|need)[^.<]{0,40}javascript|javascript[^.<]{0,30}(required|enabled|disabled)",
-                        re.I)
+_ENABLE_JS = re.compile(r"(enable|turn on|activate|requires?|need)[^.<]{0,40}javascript"
+                        r"|javascript[^.<]{0,30}(required|enabled|disabled)", re.I)
 
 
 @dataclass(frozen=True, slots=True)

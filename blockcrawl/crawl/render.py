@@ -101,9 +101,9 @@ def chromium_path() -> str:
 
 def unavailable() -> str | None:
     """Why rendering cannot be had here (no Playwright, no Chromium), or None."""
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
+    import importlib.util
+    # find_spec, not an import: importing Playwright costs ~0.3 s, paid only when a page needs it
+    if importlib.util.find_spec("playwright") is None:
         return "the Python package playwright is not installed (pip install 'blockcrawl[render]')"
     exe = chromium_path()
     if not (os.path.isfile(exe) and os.access(exe, os.X_OK)) and not shutil.which(exe):
