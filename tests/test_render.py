@@ -209,3 +209,68 @@ def test_chromium_path_override(monkeypatch):
     assert chromium_path() == "/nonexistent/chromium"
     why = unavailable()
     assert why is not None and ("/nonexistent/chromium" in why or "playwright" in why)
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_subrequests_obey_robots_and_a_stalled_api_does_not_stall_the_crawl(tmp_path):
+    r = spa_routes()
+    r["/robots.txt"] = Route("User-agent: *\nDisallow: /api/delta.json\n", ctype="text/plain")
+    r["/api/beta.json"] = Route(r["/api/beta.json"].body, ctype="application/json", delay=8.0)  # never in time
+    site = Site(r).start()
+    try:
+        db = tmp_path / "r.db"
+        t0 = time.monotonic()
+        p = _crawl(site, db, "--render", "always", "--timeout", "1")  # a render may take 2 s
+        assert p.returncode == 0, p.stderr
+        assert time.monotonic() - t0 < 60
+        texts = _stored_text(db)
+        assert "/api/delta.json" not in site.paths()  # refused by robots.txt, like a page would be
+        assert "delta river" not in texts.get(site.origin + "/delta", "")
+        assert "beta river" not in texts.get(site.origin + "/beta", "")  # its API answered too late
+        for name in ("home", "alpha", "gamma", "epsilon"):
+            url = site.origin + ("" if name == "home" else f"/{name}")
+            assert f"{name} river" in texts.get(url, ""), url
+        assert f"rendered {len(NAMES)} pages" in p.stderr  # the DOM as it was is taken
+    finally:
+        site.stop()
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_each_subrequest_passes_the_gate_and_a_polling_page_is_capped():
+    import asyncio
+
+    from blockcrawl.crawl.fetch import AiohttpFetcher
+    from blockcrawl.crawl.render import MAX_SUBREQUESTS, RenderCounts, RenderingFetcher
+
+    poll = ('<html><body><div id="root"></div><script>let n = 0; document.getElementById("root").textContent ='
+            ' "polled"; setInterval(() => fetch("/api/tick.json?n=" + (n++)).catch(() => {}), 10);</script></body></html>')
+    site = Site({"/poll": Route(poll), "/api/tick.json": Route("{}", ctype="application/json"),
+                 **{p: r for p, r in spa_routes().items() if p != "/robots.txt"}}).start()
+    gates: list[str] = []
+
+    async def gate() -> None:
+        gates.append("g")
+
+    async def main() -> tuple[list[bytes | None], RenderCounts, float]:
+        counts = RenderCounts()
+        async with RenderingFetcher(AiohttpFetcher("blockcrawl/test"), "auto", timeout=20.0, stats=counts) as f:
+            t = time.monotonic()
+            poll_res = await f.get(site.origin + "/poll", accept=("text/html",), gate=gate)
+            took = time.monotonic() - t
+            res = await f.get(site.origin + "/", accept=("text/html",), gate=gate)
+        return [poll_res.body, res.body], counts, took
+
+    try:
+        (poll_body, home), counts, took = asyncio.run(main())
+        assert poll_body is not None and b"polled" in poll_body
+        assert took < 10  # the cap of subrequests ends the page, not the 20 s limit
+        ticks = sum(p.startswith("/api/tick.json") for p in site.paths())
+        assert ticks == MAX_SUBREQUESTS
+        assert home is not None and b"home river" in home
+        # the gate was awaited by every request that reached the server: documents, script, API
+        assert len(gates) == len(site.paths()) == 1 + MAX_SUBREQUESTS + 3
+        assert counts.renders == 2 and counts.render_requests == MAX_SUBREQUESTS + 2 and counts.render_failed == 0
+    finally:
+        site.stop()

@@ -13,7 +13,7 @@ the bytes of inline script, the number of external scripts, whether a mount elem
 The rule (`needs_render`), measured (docs/crawling.md "JavaScript rendering"): a page is an app
 shell when it has fewer than SHELL_MAX_WORDS words AND some script AND (an empty mount element,
 or a <noscript> that asks for JavaScript, or script outweighing text SCRIPT_RATIO to 1, an
-external script counting EXTERNAL_SCRIPT_BYTES). On the 3,494 development pages of
+external script counting EXTERNAL_SCRIPT_BYTES). On the 3,477 development pages of
 /work/shared/bench/data (real pages saved from the web, all with their text in the HTML) it
 renders none; on the SPA pages of tests/test_render.py it renders all.
 """

@@ -6,7 +6,7 @@ How one page goes (RenderingFetcher.get):
 
 1. The static GET through the wrapped fetcher, with the engine's gate: as without rendering.
 2. The decision. `always`: every 2xx HTML page. `auto`: crawl.appshell's rule on the static
-   bytes (~1 ms a page; none of the 3,494 development pages of the benchmark is rendered).
+   bytes (~1 ms a page; none of the 3,477 development pages of the benchmark is rendered).
 3. The render, in a bounded pool (`pool` Chromium pages at once, default 2) and with its own time
    limit. Chromium never touches the network: it is started with every host name mapped to
    nothing (--host-resolver-rules) and every request is intercepted (page.route):
@@ -308,10 +308,10 @@ class RenderingFetcher:
         """Every request the page makes (module docstring, step 3)."""
         req = route.request
         url = req.url
-        job.last_activity = time.monotonic()
         try:
             if not job.served and req.is_navigation_request() and req.frame == page.main_frame:
                 job.served = True
+                job.last_activity = time.monotonic()
                 st = job.static
                 await route.fulfill(status=st.status or 200, body=st.body or b"",
                                     headers={"content-type": st.content_type or "text/html"})
@@ -327,7 +327,7 @@ class RenderingFetcher:
                 gate, on_sent = job.gate, job.on_sent
             else:
                 gate, on_sent = (self.hosts.gate(host) if self.hosts is not None else None), None
-            job.pending += 1
+            job.pending += 1  # (a refused request is no activity: a page polling forever goes quiet at the cap)
             job.requests += 1
             try:
                 res = await self.inner.get(url, accept=None, gate=gate, on_sent=on_sent, max_bytes=job.budget)
