@@ -11,7 +11,7 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # The CPU build of torch (a plain 'torch' requirement would pull a multi-GB CUDA build).
 .venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[test,ann]"
+.venv/bin/python -m pip install -q -e ".[test,ann,render]"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 [ "${1:-}" = "--install-only" ] && exit 0
 

@@ -83,6 +83,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         "Dated pages linked from undated ones (home, menus, sitemaps) start a new chain")
     g.add_argument("--content-types", default="text/html,application/xhtml+xml", metavar="LIST",
                    help="comma-separated media types to process (default HTML only)")
+    # --- jsrender ---
+    g.add_argument("--render", choices=("never", "auto", "always"), default="auto",
+                   help="run pages' JavaScript in headless Chromium (/usr/bin/chromium, Python package playwright): "
+                        "auto: only pages whose HTML is an empty app shell (default); always: every page; never")
     g = p.add_argument_group("limits and errors")
     g.add_argument("--max-pages", type=_positive(int), metavar="N", help="stop after N page fetches")
     g.add_argument("--max-time", type=_positive(float), metavar="S", help="stop after S seconds")
@@ -154,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
             max_sitemaps=args.max_sitemaps,
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
-            resume=args.resume, progress=not args.no_progress, workers=workers)
+            resume=args.resume, progress=not args.no_progress, workers=workers,
+            render=args.render)  # --- jsrender ---
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]

@@ -57,6 +57,8 @@ class CrawlConfig:
     max_sitemaps: int = MAX_SITEMAPS
     max_sitemap_depth: int = MAX_SITEMAP_DEPTH
     max_sitemap_urls: int = MAX_SITEMAP_URLS
+    # --- jsrender: JavaScript rendering (crawl/render.py) ---
+    render: str = "auto"  # never | auto (app shells only, crawl/appshell.py) | always
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -86,6 +88,9 @@ def _problem(c: CrawlConfig) -> str | None:
         v = getattr(c, name)
         if v is not None and v < 0:
             return f"{name} must not be negative (got {v})"
+    # --- jsrender ---
+    if c.render not in ("never", "auto", "always"):
+        return f"render must be one of never, auto, always (got {c.render!r})"
     if c.scope not in SCOPES:
         return f"scope must be one of {', '.join(SCOPES)} (got {c.scope!r})"
     if not c.content_types or not all(t.strip() for t in c.content_types):
@@ -118,6 +123,10 @@ class CrawlStats:
     sitemaps: int = 0  # sitemap files fetched (counted in --max-pages)
     elapsed: float = 0.0
     stopped: str = "done"
+    # --- jsrender: counted by crawl.render.RenderingFetcher ---
+    renders: int = 0  # pages whose stored body is the DOM Chromium built
+    render_requests: int = 0  # scripts / XHR / fetch requests made for them
+    render_failed: int = 0  # renders that fell back to the static page
 
     def summary(self) -> str:
         rate = self.pages / self.elapsed if self.elapsed > 0 else 0.0
@@ -128,4 +137,6 @@ class CrawlStats:
                 f"{self.requests} requests, {self.errors} failed ({errs}), {self.retries} retries, "
                 f"{self.redirects} redirects, {self.robots_blocked} blocked by robots.txt, "
                 f"{self.skipped} skipped, {self.blocks} blocks, {self.chunks} chunks; links: "
-                f"{self.links_new} new, {filt} filtered, {inv} invalid")
+                f"{self.links_new} new, {filt} filtered, {inv} invalid"
+                # --- jsrender ---
+                f"; rendered {self.renders} pages ({self.render_requests} requests, {self.render_failed} failed)")

@@ -230,8 +230,14 @@ class Crawler:
             return self._fetcher
         from .fetch import AiohttpFetcher
         cfg = self.cfg
-        return AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
-                              addresses=self.policy.addresses)
+        fetcher = AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
+                                 addresses=self.policy.addresses)
+        # --- jsrender: app-shell pages rendered in headless Chromium (crawl/render.py) ---
+        if cfg.render != "never":
+            from .render import RenderingFetcher
+            return RenderingFetcher(fetcher, cfg.render, timeout=2 * cfg.timeout, hosts=self.sched, stats=self.stats,
+                                    user_agent=cfg.user_agent, max_bytes=cfg.max_bytes)
+        return fetcher
 
     def stop(self, reason: str = "interrupted") -> None:
         """Graceful stop: no new requests; in-flight ones finish. A second call cancels them
