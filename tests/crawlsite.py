@@ -119,7 +119,16 @@ class Site:
                     with open(self.log_path, "a") as f:
                         f.write(json.dumps(hit.__dict__) + "\n")
 
+    def settle(self, timeout: float = 5.0) -> None:
+        """Wait until no request is being answered: a hit is recorded once its answer is written,
+        and a client that hangs up early (a decompression bomb cut at the cap) can finish before
+        the server thread does."""
+        end = time.monotonic() + timeout
+        while self.inflight and time.monotonic() < end:
+            time.sleep(0.01)
+
     def paths(self) -> list[str]:
+        self.settle()
         return [x.path for x in self.hits]
 
 
