@@ -92,6 +92,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--max-bytes", type=_positive(int), default=10 * 1024 * 1024, metavar="N",
                    help="largest body accepted, also after decompression (default 10 MiB)")
     g.add_argument("--max-redirects", type=_positive(int), default=10, metavar="N", help="longest redirect chain (default 10)")
+    # --- realweb: headers, cookies, credentials, proxy (crawl.credentials) ---
+    g = p.add_argument_group("headers, cookies, credentials and proxy (secrets never reach logs or the store)")
+    g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                   help="extra request header for every request (repeatable)")
+    g.add_argument("--cookies", metavar="FILE",
+                   help="Netscape cookies.txt loaded into the crawl's cookie jar (Set-Cookie is honoured anyway)")
+    g.add_argument("--auth", action="append", default=[], metavar="HOST=USER:PASSWORD",
+                   help="HTTP basic credentials sent to HOST (or HOST:PORT) only (repeatable)")
+    g.add_argument("--bearer", action="append", default=[], metavar="HOST=TOKEN",
+                   help="'Authorization: Bearer TOKEN' sent to HOST (or HOST:PORT) only (repeatable)")
+    g.add_argument("--proxy", metavar="URL",
+                   help="proxy for every request: http://[user:pass@]host:port, or socks5://... "
+                        "(needs aiohttp-socks); default: the http_proxy/https_proxy/no_proxy variables")
+    g.add_argument("--no-proxy-env", action="store_true", help="ignore the proxy environment variables")
+    # --- end realweb ---
     g = p.add_argument_group("extraction")
     g.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
                    help="main-content algorithm from blockcrawl.extraction.registry "
@@ -143,6 +158,16 @@ def run(args: argparse.Namespace) -> int:
     cpus = os.cpu_count() or 1
     workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
 
+    # --- realweb: credentials (ConfigError messages never repeat a secret) ---
+    from ..crawl.credentials import Credentials, parse_auth, parse_bearer, parse_header
+    try:
+        credentials = Credentials(
+            headers=tuple(parse_header(h) for h in args.header), cookies=args.cookies,
+            auth=tuple(parse_auth(a) for a in args.auth), bearer=tuple(parse_bearer(b) for b in args.bearer),
+            proxy=args.proxy, proxy_env=not args.no_proxy_env)
+    except ConfigError as e:
+        return err(f"--{e}")
+    # --- end realweb ---
     try:
         cfg = CrawlConfig(
             seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
@@ -154,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
             max_sitemaps=args.max_sitemaps,
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
-            resume=args.resume, progress=not args.no_progress, workers=workers)
+            resume=args.resume, progress=not args.no_progress, workers=workers,
+            credentials=credentials)
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]

@@ -8,17 +8,20 @@ used to be accepted and made every request fail, or every host wait forever.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
+from .credentials import Credentials
 from .fetch import HTML_TYPES
 from .traps import DEFAULT_DATE_HOPS
 
 DEFAULT_USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"
 SCOPES = ("host", "site", "any")
+PROXY_SCHEMES = ("http://", "https://", "socks4://", "socks5://", "socks5h://")
 # Sitemap bounds. One sitemap may list 50,000 URLs (sitemaps.org), and Google reads one level of
 # index; three levels (robots.txt's sitemap, an index, its children) cover every real site. An
 # index that links a new index on each fetch made 17,963 requests in 30 s before these bounds.
@@ -57,6 +60,8 @@ class CrawlConfig:
     max_sitemaps: int = MAX_SITEMAPS
     max_sitemap_depth: int = MAX_SITEMAP_DEPTH
     max_sitemap_urls: int = MAX_SITEMAP_URLS
+    # headers, cookies, per-host credentials, proxy (crawl.credentials); its repr shows no secret
+    credentials: Credentials = Credentials()
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -90,6 +95,11 @@ def _problem(c: CrawlConfig) -> str | None:
         return f"scope must be one of {', '.join(SCOPES)} (got {c.scope!r})"
     if not c.content_types or not all(t.strip() for t in c.content_types):
         return "content_types is empty: give at least one media type, e.g. text/html"
+    cred = c.credentials
+    if cred.cookies is not None and not os.path.isfile(cred.cookies):
+        return f"cookies: no such file {cred.cookies!r}"
+    if cred.proxy is not None and not cred.proxy.lower().startswith(PROXY_SCHEMES):
+        return "proxy must be an http://, https://, socks4:// or socks5:// URL"
     for rx in (*c.include, *c.exclude):
         try:
             re.compile(rx)

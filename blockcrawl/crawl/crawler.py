@@ -230,8 +230,16 @@ class Crawler:
             return self._fetcher
         from .fetch import AiohttpFetcher
         cfg = self.cfg
+        addresses = self.policy.addresses
+        proxy = cfg.credentials.proxy
+        if proxy and not addresses.allow_private:
+            # through a proxy, our DNS check sees the proxy's address (a local proxy is usual):
+            # its block is allowed to the fetcher; links to literal private hosts stay filtered
+            # by the URL policy
+            addresses = AddressPolicy.from_seeds([*self.cfg.seeds, proxy])
+            addresses.allowed_blocks |= self.policy.addresses.allowed_blocks
         return AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
-                              addresses=self.policy.addresses)
+                              addresses=addresses, credentials=cfg.credentials)
 
     def stop(self, reason: str = "interrupted") -> None:
         """Graceful stop: no new requests; in-flight ones finish. A second call cancels them

@@ -1,0 +1,336 @@
+"""The crawler on the real web's terms, against real servers on 127.0.0.0/8: extra headers,
+cookies (a cookies.txt and Set-Cookie), per-host basic and bearer credentials, proxies (given and
+from the environment); secrets never written to the store or the logs."""
+from __future__ import annotations
+
+import base64
+import http.client
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from blockcrawl.crawl import CrawlConfig, crawl
+from blockcrawl.crawl.credentials import Credentials, parse_auth, parse_bearer, parse_header, redact
+from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.errors import ConfigError
+from blockcrawl.store import Store
+
+SPEC = PipelineSpec(tokenizer="words")
+
+
+@dataclass
+class Answer:
+    body: str = ""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    ctype: str = "text/html; charset=utf-8"
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+
+
+class Server:
+    """A threaded HTTP/1.1 server whose answers are a function of (path, request headers); every
+    request is recorded with its headers (lower-cased names)."""
+
+    def __init__(self, answer: Callable[[str, dict[str, str]], Answer], host: str = "127.0.0.1") -> None:
+        self.answer, self.seen, self.lock = answer, [], threading.Lock()
+        srv = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                hdrs = {k.lower(): v for k, v in self.headers.items()}
+                with srv.lock:
+                    srv.seen.append(Seen(self.path, hdrs))
+                a = srv.answer(self.path, hdrs)
+                body = a.body.encode()
+                self.send_response(a.status)
+                self.send_header("Content-Type", a.ctype)
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in a.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def origin(self) -> str:
+        h, p = self.httpd.server_address[:2]
+        return f"http://{h}:{p}"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def requests(self, path: str) -> list[Seen]:
+        return [s for s in self.seen if s.path == path]
+
+
+def html(title: str, links: list[str]) -> str:
+    lis = "".join(f'<li><a href="{h}">{h}</a></li>' for h in links)
+    return (f"<html><head><title>{title}</title></head><body><h1>{title}</h1>"
+            f"<p>Some text of the page {title} long enough to be a block of its own.</p><ul>{lis}</ul></body></html>")
+
+
+def basic(user: str, pw: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
+
+
+PASSWORD = "pa55-Very-Secret-A1"
+TOKEN = "tok-Very-Secret-B2"
+FILE_COOKIE = "cookie-Very-Secret-C3"
+SET_COOKIE = "session-Very-Secret-D4"
+HEADER_VALUE = "hdr-Very-Secret-E5"
+PROXY_PASSWORD = "proxy-Very-Secret-F6"
+SECRETS = [PASSWORD, TOKEN, FILE_COOKIE, SET_COOKIE, HEADER_VALUE, PROXY_PASSWORD,
+           basic("alice", PASSWORD).split()[1], basic("pu", PROXY_PASSWORD).split()[1]]
+
+
+@pytest.fixture
+def two_hosts():
+    """Host A (127.0.0.1) wants basic auth, a cookie from the file and then its session cookie;
+    host B (127.0.0.2) wants a bearer token. Each links to the other."""
+    servers: list[Server] = []
+
+    def a(path: str, h: dict[str, str]) -> Answer:
+        b = servers[1].origin
+        if path == "/robots.txt":
+            return Answer("User-agent: *\nAllow: /\n", ctype="text/plain")
+        if h.get("authorization") != basic("alice", PASSWORD):
+            return Answer("no", 401, {"WWW-Authenticate": 'Basic realm="x"'})
+        if path == "/":
+            return Answer(html("A home", ["/login", f"{b}/"]))
+        if path == "/login":
+            return Answer(html("A login", ["/members"]), headers={"Set-Cookie": f"sess={SET_COOKIE}; Path=/"})
+        if path == "/members":
+            ok = f"sess={SET_COOKIE}" in h.get("cookie", "") and f"pref={FILE_COOKIE}" in h.get("cookie", "")
+            return Answer(html("A members", ["/deep"])) if ok else Answer("no cookie", 403)
+        if path == "/deep":
+            return Answer(html("A deep", []))
+        return Answer("nf", 404)
+
+    def b(path: str, h: dict[str, str]) -> Answer:
+        if path == "/robots.txt":
+            return Answer("", 404)
+        if h.get("authorization") != "Bearer " + TOKEN:
+            return Answer("no", 401)
+        if path == "/":
+            return Answer(html("B home", [servers[0].origin + "/deep", "/b2"]))
+        if path == "/b2":
+            return Answer(html("B two", []))
+        return Answer("nf", 404)
+
+    servers.append(Server(a, "127.0.0.1"))
+    servers.append(Server(b, "127.0.0.2"))
+    yield servers
+    for s in servers:
+        s.stop()
+
+
+def cookies_txt(tmp_path: Path, domain: str) -> str:
+    p = tmp_path / "cookies.txt"
+    p.write_text("# Netscape HTTP Cookie File\n"
+                 f"{domain}\tFALSE\t/\tFALSE\t0\tpref\t{FILE_COOKIE}\n"
+                 f"other.example\tFALSE\t/\tFALSE\t0\tforeign\tnot-for-us\n"
+                 f"{domain}\tFALSE\t/\tFALSE\t1000\told\texpired-long-ago\n")
+    return str(p)
+
+
+def store_bytes(path: Path) -> bytes:
+    out = b""
+    for suffix in ("", "-wal", "-journal"):
+        p = Path(str(path) + suffix)
+        if p.exists():
+            out += p.read_bytes()
+    return out
+
+
+def test_headers_cookies_auth_bearer_per_host_and_no_secret_written(two_hosts, tmp_path, caplog):
+    a, b = two_hosts
+    host_a = a.origin.split("//")[1]
+    host_b = b.origin.split("//")[1]
+    cred = Credentials(headers=(parse_header(f"X-Test: {HEADER_VALUE}"),), cookies=cookies_txt(tmp_path, "127.0.0.1"),
+                       auth=(parse_auth(f"{host_a}=alice:{PASSWORD}"),), bearer=(parse_bearer(f"{host_b}={TOKEN}"),))
+    db = tmp_path / "c.db"
+    caplog.set_level(logging.DEBUG)
+    with Store(db) as store:
+        cfg = CrawlConfig(seeds=[a.origin + "/"], scope="any", allow_private=True, progress=False, per_host=1,
+                          credentials=cred, retries=0)
+        assert PASSWORD not in repr(cfg) and TOKEN not in repr(cfg)
+        stats = crawl(store, cfg, SPEC)
+        titles = {t for (t,) in store.db.execute("SELECT title FROM pages")}
+    # every page of both hosts was reachable only with the right credentials and cookies
+    assert titles == {"A home", "A login", "A members", "A deep", "B home", "B two"}, stats.summary()
+    # credentials went to their own host only
+    assert all(s.headers.get("authorization") == basic("alice", PASSWORD) for s in a.seen if s.path != "/robots.txt")
+    assert all(s.headers.get("authorization") == "Bearer " + TOKEN for s in b.seen if s.path != "/robots.txt")
+    assert not any("Bearer" in s.headers.get("authorization", "") for s in a.seen)
+    assert not any("Basic" in s.headers.get("authorization", "") for s in b.seen)
+    # the header went everywhere; cookies only to their host; the expired and foreign ones nowhere
+    assert all(s.headers.get("x-test") == HEADER_VALUE for s in a.seen + b.seen)
+    assert all(FILE_COOKIE in s.headers.get("cookie", "") for s in a.seen)
+    assert not any("cookie" in s.headers for s in b.seen)
+    assert not any("not-for-us" in s.headers.get("cookie", "") or "expired" in s.headers.get("cookie", "")
+                   for s in a.seen)
+    # nothing secret in the store or the logs
+    raw = store_bytes(db)
+    logs = caplog.text
+    for secret in SECRETS:
+        assert secret.encode() not in raw, secret
+        assert secret not in logs, secret
+
+
+def test_without_credentials_pages_fail_and_nothing_leaks(two_hosts, tmp_path):
+    """Control: the same site without the credentials gives 401s (the test above is not vacuous)."""
+    a, _ = two_hosts
+    with Store(tmp_path / "c.db") as store:
+        stats = crawl(store, CrawlConfig(seeds=[a.origin + "/"], scope="any", progress=False, retries=0), SPEC)
+    assert stats.pages == 0 and stats.error_kinds["http"] == 1
+
+
+class Proxy:
+    """A forward HTTP proxy (absolute-URI GETs) that records what it was asked and the
+    Proxy-Authorization it got, and fetches from the origin with http.client."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+        px = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                px.seen.append((self.path, self.headers.get("Proxy-Authorization")))
+                u = http.client.urlsplit(self.path)
+                c = http.client.HTTPConnection(u.hostname, u.port, timeout=5)
+                hdrs = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-authorization", "connection")}
+                c.request("GET", u.path + (f"?{u.query}" if u.query else ""), headers=hdrs)
+                r = c.getresponse()
+                body = r.read()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                c.close()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.3", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def simple_site():
+    def a(path: str, h: dict[str, str]) -> Answer:
+        if path == "/robots.txt":
+            return Answer("", 404)
+        if path == "/":
+            return Answer(html("home", ["/one", "/two"]))
+        if path in ("/one", "/two"):
+            return Answer(html(path, []))
+        return Answer("nf", 404)
+    s = Server(a)
+    p = Proxy()
+    yield s, p
+    s.stop()
+    p.stop()
+
+
+def test_proxy_option_with_credentials(simple_site, tmp_path, caplog):
+    site, proxy = simple_site
+    caplog.set_level(logging.DEBUG)
+    cred = Credentials(proxy=f"http://pu:{PROXY_PASSWORD}@127.0.0.3:{proxy.port}")
+    db = tmp_path / "c.db"
+    with Store(db) as store:
+        stats = crawl(store, CrawlConfig(seeds=[site.origin + "/"], progress=False, credentials=cred), SPEC)
+    assert stats.pages == 3
+    asked = {p for p, _ in proxy.seen}
+    assert asked == {site.origin + p for p in ("/robots.txt", "/", "/one", "/two")}
+    assert all(auth == basic("pu", PROXY_PASSWORD) for _, auth in proxy.seen)
+    assert len(site.seen) == len(proxy.seen)  # every request came through the proxy
+    raw = store_bytes(db)
+    for secret in SECRETS:
+        assert secret.encode() not in raw and secret not in caplog.text
+
+
+def test_proxy_from_environment_and_no_proxy(simple_site, tmp_path, monkeypatch):
+    site, proxy = simple_site
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.3:{proxy.port}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    with Store(tmp_path / "a.db") as store:
+        assert crawl(store, CrawlConfig(seeds=[site.origin + "/"], progress=False), SPEC).pages == 3
+    assert len(proxy.seen) == 4
+    # no_proxy bypasses it; --no-proxy-env (proxy_env=False) ignores it
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    with Store(tmp_path / "b.db") as store:
+        assert crawl(store, CrawlConfig(seeds=[site.origin + "/"], progress=False), SPEC).pages == 3
+    monkeypatch.delenv("no_proxy")
+    with Store(tmp_path / "c.db") as store:
+        cfg = CrawlConfig(seeds=[site.origin + "/"], progress=False, credentials=Credentials(proxy_env=False))
+        assert crawl(store, cfg, SPEC).pages == 3
+    assert len(proxy.seen) == 4
+
+
+def test_failed_proxy_error_text_is_redacted(simple_site, tmp_path):
+    site, proxy = simple_site
+    proxy.stop()  # nobody listens there now
+    db = tmp_path / "c.db"
+    cred = Credentials(proxy=f"http://pu:{PROXY_PASSWORD}@127.0.0.3:{proxy.port}")
+    with Store(db) as store:
+        stats = crawl(store, CrawlConfig(seeds=[site.origin + "/"], progress=False, retries=0, credentials=cred), SPEC)
+        details = [d for (d,) in store.db.execute("SELECT detail FROM crawl_log")]
+    assert stats.pages == 0 and details
+    assert PROXY_PASSWORD.encode() not in store_bytes(db)
+
+
+def test_option_parsing_and_redaction():
+    assert parse_header("X-A:  b c ") == ("X-A", "b c")
+    for bad in ("no colon", ": v", "X\nY: v", "X-A: v\r\nInjected: 1"):
+        with pytest.raises(ConfigError):
+            parse_header(bad)
+    assert parse_auth("Example.org:8080=u:p:q") == ("example.org:8080", "u", "p:q")
+    for bad in ("example.org", "example.org=nocolon", "http://x/=u:p", "=u:p"):
+        with pytest.raises(ConfigError) as e:
+            parse_auth(bad)
+        assert "p:q" not in str(e.value)
+    with pytest.raises(ConfigError):
+        parse_bearer("h=a b")
+    c = Credentials(auth=(("h", "u", "pw-123456"),), bearer=(("h:8080", "tok-123456"),))
+    assert c.authorization("h", 80, 80) == basic("u", "pw-123456")
+    assert c.authorization("h", 8080, 80) == "Bearer tok-123456"
+    assert c.authorization("h", 8081, 80) is None and c.authorization("other", 80, 80) is None
+    assert redact("bad pw-123456 and tok-123456", c.secrets()) == "bad *** and ***"
+    with pytest.raises(ConfigError, match="cookies"):
+        CrawlConfig(seeds=["http://x/"], credentials=Credentials(cookies="/nonexistent/cookies.txt"))
+    with pytest.raises(ConfigError, match="proxy"):
+        CrawlConfig(seeds=["http://x/"], credentials=Credentials(proxy="ftp://x"))
