@@ -145,13 +145,14 @@ def test_depth_include_exclude_and_max_pages(site, tmp_path):
     site.routes.update(chain_site(30))
     site.start()
     _, store = run([site.origin + "/p0.html"], tmp_path, "d.db", max_depth=1)
-    assert set(site.paths()) - {"/robots.txt"} == {"/p0.html", "/p1.html", "/p2.html"}
+    # (robots.txt names no sitemap: /sitemap.xml is probed)
+    assert set(site.paths()) - {"/robots.txt", "/sitemap.xml"} == {"/p0.html", "/p1.html", "/p2.html"}
     site.hits.clear()
     run([site.origin + "/p0.html"], tmp_path, "e.db", include=[r"/p\d\.html"], exclude=[r"/p7"])
-    assert set(site.paths()) - {"/robots.txt"} == {f"/p{i}.html" for i in range(10) if i != 7}
+    assert set(site.paths()) - {"/robots.txt", "/sitemap.xml"} == {f"/p{i}.html" for i in range(10) if i != 7}
     site.hits.clear()
     stats, _ = run([site.origin + "/p0.html"], tmp_path, "f.db", max_pages=5, concurrency=2)
-    assert len(set(site.paths()) - {"/robots.txt"}) == 5 and stats.pages == 5
+    assert len(set(site.paths()) - {"/robots.txt", "/sitemap.xml"}) == 5 and stats.pages == 5
 
 
 def gaps(hits) -> list[float]:
@@ -166,7 +167,8 @@ def test_politeness_delay_per_host_not_across_hosts(tmp_path):
     b.routes["/robots.txt"] = Route("User-agent: *\nDisallow: /nope/\nCrawl-delay: 0.4\n", ctype="text/plain")
     a.start(), b.start()
     try:
-        run([a.origin + "/p0.html", b.origin + "/p0.html"], tmp_path, delay=0.2, per_host=4, concurrency=8)
+        run([a.origin + "/p0.html", b.origin + "/p0.html"], tmp_path, delay=0.2, per_host=4, concurrency=8,
+            sitemaps=False)  # no /sitemap.xml probe among the hits counted
         assert len(a.hits) == 9 and len(b.hits) == 9
         assert min(gaps(a.hits)) >= 0.2
         assert min(gaps(b.hits)) >= 0.4

@@ -274,7 +274,7 @@ def test_proxy_option_with_credentials(simple_site, tmp_path, caplog):
         stats = crawl(store, CrawlConfig(seeds=[site.origin + "/"], progress=False, credentials=cred), SPEC)
     assert stats.pages == 3
     asked = {p for p, _ in proxy.seen}
-    assert asked == {site.origin + p for p in ("/robots.txt", "/", "/one", "/two")}
+    assert asked == {site.origin + p for p in ("/robots.txt", "/sitemap.xml", "/", "/one", "/two")}
     assert all(auth == basic("pu", PROXY_PASSWORD) for _, auth in proxy.seen)
     assert len(site.seen) == len(proxy.seen)  # every request came through the proxy
     raw = store_bytes(db)
@@ -289,7 +289,7 @@ def test_proxy_from_environment_and_no_proxy(simple_site, tmp_path, monkeypatch)
     monkeypatch.delenv("NO_PROXY", raising=False)
     with Store(tmp_path / "a.db") as store:
         assert crawl(store, CrawlConfig(seeds=[site.origin + "/"], progress=False), SPEC).pages == 3
-    assert len(proxy.seen) == 4
+    assert len(proxy.seen) == 5  # robots.txt, the /sitemap.xml probe, 3 pages
     # no_proxy bypasses it; --no-proxy-env (proxy_env=False) ignores it
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     with Store(tmp_path / "b.db") as store:
@@ -298,7 +298,7 @@ def test_proxy_from_environment_and_no_proxy(simple_site, tmp_path, monkeypatch)
     with Store(tmp_path / "c.db") as store:
         cfg = CrawlConfig(seeds=[site.origin + "/"], progress=False, credentials=Credentials(proxy_env=False))
         assert crawl(store, cfg, SPEC).pages == 3
-    assert len(proxy.seen) == 4
+    assert len(proxy.seen) == 5
 
 
 def test_failed_proxy_error_text_is_redacted(simple_site, tmp_path):
@@ -334,3 +334,136 @@ def test_option_parsing_and_redaction():
         CrawlConfig(seeds=["http://x/"], credentials=Credentials(cookies="/nonexistent/cookies.txt"))
     with pytest.raises(ConfigError, match="proxy"):
         CrawlConfig(seeds=["http://x/"], credentials=Credentials(proxy="ftp://x"))
+
+
+# ---------------------------------------------------------------- discovery and robots hygiene
+def discovery_site(robots: str) -> Callable[[str, dict[str, str]], Answer]:
+    head = ('<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
+            '<link rel="alternate" type="application/atom+xml" href="/atom.xml">')
+
+    def page(title: str, links: list[str], extra_head: str = "", nofollow: list[str] = ()) -> str:
+        lis = "".join(f'<li><a href="{h}">{h}</a></li>' for h in links)
+        lis += "".join(f'<li><a rel="nofollow noopener" href="{h}">{h}</a></li>' for h in nofollow)
+        return (f"<html><head><title>{title}</title>{extra_head}</head><body><h1>{title}</h1>"
+                f"<p>The text of the page called {title}, long enough to be a block of its own.</p>"
+                f"<ul>{lis}</ul></body></html>")
+
+    routes = {
+        "/": Answer(page("home", ["/a", "/noindex-meta", "/noindex-hdr", "/nofollow-meta", "/dup?x=1",
+                                  "/orphan-canon", "/loop-a", "/loop-b"], head, nofollow=["/nf"])),
+        "/a": Answer(page("a", [])),
+        "/nf": Answer(page("nf", [])),
+        "/noindex-meta": Answer(page("noindex-meta", ["/via-meta"], '<meta name="ROBOTS" content="NOINDEX, follow">')),
+        "/via-meta": Answer(page("via-meta", [])),
+        "/noindex-hdr": Answer(page("noindex-hdr", ["/via-hdr"]), headers={"X-Robots-Tag": "noindex"}),
+        "/via-hdr": Answer(page("via-hdr", [])),
+        "/nofollow-meta": Answer(page("nofollow-meta", ["/never"], '<meta name="robots" content="nofollow">')),
+        "/never": Answer(page("never", [])),
+        "/dup?x=1": Answer(page("a", [], '<link rel="canonical" href="/a">')),
+        "/orphan-canon": Answer(page("orphan", [], '<link rel="canonical" href="/canon-target">')),
+        "/canon-target": Answer(page("canon-target", [])),
+        "/loop-a": Answer(page("loop-a", [], '<link rel="canonical" href="/loop-b">')),
+        "/loop-b": Answer(page("loop-b", [], '<link rel="canonical" href="/loop-a">')),
+        "/from-rss": Answer(page("from-rss", [])),
+        "/from-atom": Answer(page("from-atom", [])),
+        "/from-sitemap": Answer(page("from-sitemap", [])),
+        "/private/x": Answer(page("private", [])),
+    }
+
+    def answer(path: str, h: dict[str, str]) -> Answer:
+        host = "http://" + h["host"]
+        if path == "/robots.txt":
+            return Answer(robots.replace("HOST", host), ctype="text/plain")
+        if path == "/feed.xml":
+            return Answer(f"<?xml version='1.0'?><rss version='2.0'><channel><title>t</title><link>{host}/</link>"
+                          f"<item><title>x</title><link>{host}/from-rss</link></item>"
+                          f"<item><link>{host}/private/x</link></item></channel></rss>", ctype="application/rss+xml")
+        if path == "/atom.xml":
+            return Answer(f"<?xml version='1.0'?><feed xmlns='http://www.w3.org/2005/Atom'>"
+                          f"<link rel='self' href='{host}/atom.xml'/><entry><title>y</title>"
+                          f"<link href='{host}/from-atom'/></entry></feed>", ctype="application/atom+xml")
+        if path in ("/sitemap.xml", "/list.txt") and path in robots + "/sitemap.xml":
+            return Answer(f"{host}/from-sitemap\n", ctype="text/plain")
+        return routes.get(path, Answer("nf", 404))
+    return answer
+
+
+def stored(store: Store) -> dict[str, str]:
+    return {u.split("/", 3)[3].rstrip("/"): t for u, t in store.db.execute("SELECT url, title FROM pages")}
+
+
+def test_discovery_and_robots_hygiene(tmp_path):
+    s = Server(discovery_site("User-agent: *\nDisallow: /private/\n"))
+    try:
+        with Store(tmp_path / "c.db") as store:
+            stats = crawl(store, CrawlConfig(seeds=[s.origin + "/"], progress=False), SPEC)
+            pages = stored(store)
+            rows = store.db.execute("SELECT url, event, detail FROM crawl_log").fetchall()
+            log = {(u.split("/", 3)[3].rstrip("/"), e, d) for u, e, d in rows}
+    finally:
+        s.stop()
+    asked = [x.path for x in s.seen]
+    # /sitemap.xml probed (robots.txt names none); a TXT sitemap; feeds of the home page read
+    assert "/sitemap.xml" in asked and "from-sitemap" in pages
+    assert "/feed.xml" in asked and "/atom.xml" in asked and "from-rss" in pages and "from-atom" in pages
+    assert "/private/x" not in asked  # a feed's URL obeys robots.txt
+    # rel=nofollow not followed; a nofollow page's links not followed
+    assert "/nf" not in asked and "/never" not in asked
+    # noindex: fetched, not stored, links followed
+    assert "/noindex-meta" in asked and "/noindex-hdr" in asked
+    assert "noindex-meta" not in pages and "noindex-hdr" not in pages
+    assert "via-meta" in pages and "via-hdr" in pages and "nofollow-meta" in pages
+    # canonical: the duplicate is not stored; an unknown canonical target is fetched and stored
+    assert pages["a"] == "a" and "dup?x=1" not in pages
+    assert "canon-target" in pages and "orphan-canon" not in pages
+    assert ("loop-a" in pages) != ("loop-b" in pages)  # a canonical loop keeps exactly one
+    assert ("dup/?x=1", "fetched", "not stored: canonical " + s.origin + "/a") in log
+    assert stats.noindex == 2 and stats.canonical == 3 and stats.nofollow == 2 and stats.feeds == 2
+    assert stats.errors == 0, stats.summary()
+    assert "2 noindex, 3 canonical elsewhere" in stats.summary()
+
+
+def test_follow_nofollow_txt_sitemap_and_no_probe_404(tmp_path):
+    s = Server(discovery_site("User-agent: *\nSitemap: HOST/list.txt\n"))
+    try:
+        with Store(tmp_path / "c.db") as store:
+            stats = crawl(store, CrawlConfig(seeds=[s.origin + "/"], progress=False, follow_nofollow=True,
+                                             feeds=False), SPEC)
+            pages = stored(store)
+    finally:
+        s.stop()
+    asked = [x.path for x in s.seen]
+    assert "/list.txt" in asked and "/sitemap.xml" not in asked and "from-sitemap" in pages
+    assert "nf" in pages and "/feed.xml" not in asked
+    assert stats.errors == 0
+    # a probe that finds nothing is no error
+    s = Server(lambda p, h: Answer("", 404) if p != "/" else Answer(html("home", [])))
+    try:
+        with Store(tmp_path / "d.db") as store:
+            stats = crawl(store, CrawlConfig(seeds=[s.origin + "/"], progress=False), SPEC)
+    finally:
+        s.stop()
+    assert [x.path for x in s.seen].count("/sitemap.xml") == 1 and stats.errors == 0 and stats.pages == 1
+
+
+def test_feed_parser_formats_and_linear_time():
+    import time
+
+    from blockcrawl.crawl.feeds import is_feed, parse_feed
+    from blockcrawl.crawl.links import robots_directives, x_robots_tag
+    rss = (b"<rss><channel><link>https://s.example/</link><item><link> https://s.example/p?a=1&amp;b=2 </link>"
+           b"</item></channel></rss>")
+    assert is_feed(rss) and parse_feed(rss).urls == ("https://s.example/", "https://s.example/p?a=1&b=2")
+    atom = (b"<feed><link rel='self' href='https://s.example/atom'/><entry><link rel=\"alternate\" "
+            b"href=\"https://s.example/e1\"/></entry><entry><link href='https://s.example/e2'/></entry></feed>")
+    assert parse_feed(atom).urls == ("https://s.example/e1", "https://s.example/e2")
+    jf = b'{"version": "https://jsonfeed.org/version/1.1", "items": [{"url": "https://s.example/j"}, {"id": 1}]}'
+    assert parse_feed(jf).urls == ("https://s.example/j",)
+    assert parse_feed(rss, max_urls=1).truncated
+    for evil in (b"<feed>" + b"<link " * 1_000_000, b"<rss>" + b"<link>" * 1_000_000):
+        t = time.perf_counter()
+        assert parse_feed(evil).urls == ()
+        assert time.perf_counter() - t < 2.0  # linear: about 0.1 s for these 5-6 MB
+    assert robots_directives("NONE") == (True, True)
+    assert x_robots_tag(["otherbot: noindex", "blockcrawl: nofollow"], "blockcrawl") == (False, True)
+    assert x_robots_tag(["noindex", "unavailable_after: 25 Jun 2010 15:00:00 PST"], "blockcrawl") == (True, False)

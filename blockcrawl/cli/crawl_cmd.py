@@ -106,6 +106,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="proxy for every request: http://[user:pass@]host:port, or socks5://... "
                         "(needs aiohttp-socks); default: the http_proxy/https_proxy/no_proxy variables")
     g.add_argument("--no-proxy-env", action="store_true", help="ignore the proxy environment variables")
+    g.add_argument("--no-feeds", action="store_true",
+                   help="do not read the RSS/Atom/JSON feeds pages link (<link rel=alternate>) as URL sources")
+    g.add_argument("--follow-nofollow", action="store_true",
+                   help="follow rel=nofollow (ugc, sponsored) links too (default: skipped)")
     # --- end realweb ---
     g = p.add_argument_group("extraction")
     g.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
@@ -180,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
             resume=args.resume, progress=not args.no_progress, workers=workers,
-            credentials=credentials)
+            credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow)
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]

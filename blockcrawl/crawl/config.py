@@ -62,6 +62,8 @@ class CrawlConfig:
     max_sitemap_urls: int = MAX_SITEMAP_URLS
     # headers, cookies, per-host credentials, proxy (crawl.credentials); its repr shows no secret
     credentials: Credentials = Credentials()
+    feeds: bool = True  # RSS/Atom/JSON feeds a page links (<link rel=alternate>) are URL sources
+    follow_nofollow: bool = False  # follow rel=nofollow (ugc, sponsored) links too
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -126,6 +128,10 @@ class CrawlStats:
     blocks: int = 0
     chunks: int = 0
     sitemaps: int = 0  # sitemap files fetched (counted in --max-pages)
+    feeds: int = 0  # feed files fetched (counted in --max-pages and --max-sitemaps)
+    noindex: int = 0  # pages fetched but not stored: meta robots / X-Robots-Tag noindex
+    canonical: int = 0  # pages not stored: their rel=canonical is another URL of the host
+    nofollow: int = 0  # links not followed: rel=nofollow/ugc/sponsored, or on a nofollow page
     elapsed: float = 0.0
     stopped: str = "done"
 
@@ -138,4 +144,7 @@ class CrawlStats:
                 f"{self.requests} requests, {self.errors} failed ({errs}), {self.retries} retries, "
                 f"{self.redirects} redirects, {self.robots_blocked} blocked by robots.txt, "
                 f"{self.skipped} skipped, {self.blocks} blocks, {self.chunks} chunks; links: "
-                f"{self.links_new} new, {filt} filtered, {inv} invalid")
+                f"{self.links_new} new, {filt} filtered, {inv} invalid"
+                + (f", {self.nofollow} nofollow" if self.nofollow else "")
+                + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
+                   if self.noindex or self.canonical else ""))

@@ -34,6 +34,7 @@ from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .fetch import FetchResult
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
+from .links import canonical_elsewhere, x_robots_tag
 from .policy import (
     date_trail,
     make_policy,
@@ -48,7 +49,7 @@ from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
 from .sitemaps import Sitemaps, make_item
-from .urls import Resolver, canonicalize, url_key
+from .urls import Resolver, canonicalize, host_of, url_key
 
 log = logging.getLogger("blockcrawl.crawl")
 
@@ -83,6 +84,9 @@ class Crawler:
         self._later: list[tuple[float, int, Item]] = []  # retries waiting for their (wall) time
         self._later_seq = 0
         self._redirect_via: dict[str, str] = {}
+        self._probes: set[str] = set()  # /sitemap.xml guessed (robots.txt named none): a 404 is no error
+        self._folded: set[str] = set()  # pages not stored because their canonical is another URL
+        self._gone: set[str] = set()  # URLs that failed (a canonical pointing there is not followed)
         self._inflight: set[asyncio.Task[None]] = set()  # requests and pages being analysed or stored
         # Requests on the wire count against --concurrency; fetched pages waiting for a worker do
         # not (a 5 MB page keeping a worker busy for seconds must not stall every host), but
@@ -232,12 +236,13 @@ class Crawler:
         cfg = self.cfg
         addresses = self.policy.addresses
         proxy = cfg.credentials.proxy
-        if proxy and not addresses.allow_private:
+        if proxy and addresses is not None and not addresses.allow_private:
             # through a proxy, our DNS check sees the proxy's address (a local proxy is usual):
             # its block is allowed to the fetcher; links to literal private hosts stay filtered
             # by the URL policy
+            own = addresses.allowed_blocks
             addresses = AddressPolicy.from_seeds([*self.cfg.seeds, proxy])
-            addresses.allowed_blocks |= self.policy.addresses.allowed_blocks
+            addresses.allowed_blocks |= own
         return AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
                               addresses=addresses, credentials=cfg.credentials)
 
@@ -370,8 +375,34 @@ class Crawler:
                 items, turned = self.sitemaps.from_robots(rules.sitemaps, self._seen.__contains__)
                 self.stats.filtered.update(turned)
                 self._accept(items)
+            elif self.cfg.sitemaps and res.status is not None and not rules.disallow_all and not self._stopping:
+                self._probe_sitemap(host)
             sched.finished(host)
             self._fetching -= 1
+
+    def _probe_sitemap(self, host: str) -> None:
+        """robots.txt names no sitemap (or there is none): try /sitemap.xml, where most sites keep
+        one. Obeys robots.txt like a page; a 404 there is skipped, not an error."""
+        url = host + "/sitemap.xml"
+        if url_key(url) in self._seen or self.sched.blocks(host, url):
+            return
+        items, turned = self.sitemaps.from_robots([url], self._known)
+        self.stats.filtered.update(turned)
+        self._probes.update(it.url for it in items)
+        self._accept(items)
+
+    def _feeds(self, base: str, hrefs: tuple[str, ...]) -> None:
+        """A page's feed links (<link rel=alternate type=rss/atom/json>) as URL sources, bounded
+        like sitemaps (--max-sitemaps files per crawl), obeying robots.txt."""
+        urls = []
+        for h in hrefs:
+            u, _ = self.resolver.resolve(base, h)
+            if u is not None and not self._known(url_key(u)) and not self.sched.blocks(host_of(u), u):
+                urls.append(u)
+        if urls:
+            items, turned = self.sitemaps.from_robots(urls, self._known, kind="feed")
+            self.stats.filtered.update(turned)
+            self._accept(items)
 
     async def _sitemap(self, it: Item, res: FetchResult) -> None:
         assert res.body is not None
@@ -387,15 +418,18 @@ class Crawler:
                 self.frontier.log(it.url, "failed", error="sitemap", detail=sm.error)
             if sm.truncated:
                 log.info("%s: sitemap cut at %d URLs", it.url, len(sm.urls))
-        self.stats.sitemaps += 1
+        if it.kind == "feed":
+            self.stats.feeds += 1
+        else:
+            self.stats.sitemaps += 1
         self.frontier.mark(it.url, DONE, res.status)
-        self.frontier.log(it.url, "fetched", res.status, None, "sitemap", res.nbytes, res.elapsed)
+        self.frontier.log(it.url, "fetched", res.status, None, it.kind, res.nbytes, res.elapsed)
 
     # ------------------------------------------------------------------ one URL
     async def _fetch_item(self, host: str, it: Item) -> None:
         sched = self.sched
         try:
-            accept = None if it.kind == "sitemap" else self.cfg.content_types
+            accept = None if it.kind != "page" else self.cfg.content_types
             res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host))
         except asyncio.CancelledError:
             # hard stop: the URL goes back to the queue (resume fetches it)
@@ -466,12 +500,19 @@ class Crawler:
         if status >= 400 or status < 200 or res.body is None:
             self._fail(it, res, f"http {status}", "")
             return
-        if it.kind == "sitemap":
+        if it.kind != "page":  # sitemap or feed
             await self._sitemap(it, res)
             return
         await self._page(it, res)
 
     def _fail(self, it: Item, res: FetchResult, kind: str, detail: str) -> None:
+        self._gone.add(it.url)
+        if it.url in self._probes and res.status is not None and 400 <= res.status < 500:
+            # the guessed /sitemap.xml is not there: nothing failed
+            self._started -= 1  # and it does not use up a --max-pages fetch
+            self.frontier.mark(it.url, SKIPPED, res.status, "no sitemap")
+            self.frontier.log(it.url, "skipped", res.status, "no sitemap", "", res.nbytes, res.elapsed)
+            return
         self.stats.errors += 1
         self.stats.error_kinds[kind.split()[0]] += 1
         self.frontier.mark(it.url, FAILED, res.status, kind)
@@ -512,19 +553,73 @@ class Crawler:
             self._primed.add(it.host)
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
         follow = self.cfg.max_depth is None or it.depth < self.cfg.max_depth
-        result = await self.analyzer.analyse(it.host, res.body or b"", it.target, res.content_type, follow)
+        # X-Robots-Tag is known before the analysis: a noindex page is parsed for links only
+        h_noindex, h_nofollow = x_robots_tag(list(res.robots_tag), self.agent)
+        body = res.body or b""
+        result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, follow,
+                                             False if h_noindex else None)
+        sig = result.signals
+        st = self.stats
+        if follow and (sig.nofollow or h_nofollow):
+            st.nofollow += len(result.hrefs) + len(sig.nofollow_hrefs)
+            follow = False
         if follow:
-            self.add_links(it.target, result.base, result.hrefs, it.depth + 1, it.trail)
+            hrefs = result.hrefs
+            if sig.nofollow_hrefs:
+                if self.cfg.follow_nofollow:
+                    hrefs = hrefs + list(sig.nofollow_hrefs)
+                else:
+                    st.nofollow += len(sig.nofollow_hrefs)
+            self.add_links(it.target, result.base, hrefs, it.depth + 1, it.trail)
+            if self.cfg.feeds and sig.feeds:
+                self._feeds(result.base, sig.feeds)
+        if sig.noindex or h_noindex:
+            st.noindex += 1
+            self._not_stored(it, res, "noindex")
+            return
+        canonical = self._fold_onto(it, result.base, sig.canonical)
+        if canonical is not None:
+            st.canonical += 1
+            self._not_stored(it, res, "canonical " + canonical)
+            return
+        if not result.blocks and canonical_elsewhere(it.target, result.base, sig.canonical) and self.spec.extract:
+            # the worker skipped the pipeline expecting a fold that the engine refused: run it now
+            result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, False, True)
         self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.target, status=res.status or 200,
                              content_type=res.content_type, title=result.title, content_hash=result.content_hash)
         self.frontier.mark(it.url, DONE, res.status)
         self.frontier.log(it.url, "fetched", res.status, None, "", res.nbytes, res.elapsed)
-        st = self.stats
         st.pages += 1
         st.blocks += len(result.blocks)
         st.chunks += len(result.chunks)
         for listener in self._listeners or ():
             listener.page(st)
+
+
+    def _not_stored(self, it: Item, res: FetchResult, why: str) -> None:
+        self.frontier.mark(it.url, DONE, res.status)
+        self.frontier.log(it.url, "fetched", res.status, None, "not stored: " + why, res.nbytes, res.elapsed)
+
+    def _fold_onto(self, it: Item, base: str, href: str | None) -> str | None:
+        """The canonical URL this page defers to (then it is not stored), or None (stored).
+
+        A page naming another URL of its host as canonical is not stored twice: the canonical URL
+        is stored (queued here if new) and this one is skipped. It is stored after all when the
+        canonical cannot stand for it: out of scope or excluded, disallowed by robots.txt,
+        failed, itself folded onto another page (A <-> B canonicals: the second one is kept), or
+        the URL that redirected here."""
+        c = canonical_elsewhere(it.target, base, href)
+        if c is None:
+            return None
+        key = url_key(c)
+        if (key in self._folded or key in self._gone or key in self._rejected
+                or (it.via is not None and key in redirect_chain(it.url, it.via, self._redirect_via))
+                or reject_reason(self.policy, c, 0) or self.sched.blocks(host_of(c), c)):
+            return None
+        if key not in self._seen:
+            self._accept([make_item(c, it.depth, trail=it.trail)])
+        self._folded.add(it.url)
+        return c
 
 
 def crawl(store: Store, config: CrawlConfig, spec: PipelineConfig | None = None) -> CrawlStats:

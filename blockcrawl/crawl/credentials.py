@@ -23,7 +23,6 @@ import email.utils
 import http.cookiejar
 import time
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import Morsel
 from typing import TYPE_CHECKING
@@ -150,8 +149,8 @@ class Credentials:
         p = proxies.get(u.scheme or "http") or proxies.get("all")
         if not p:
             return None
-        bypass: Callable[[str, dict[str, str]], bool] = getattr(urllib.request, "proxy_bypass_environment")
-        if u.host and bypass(u.host if u.port is None else f"{u.host}:{u.port}", proxies):
+        if u.host and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+                u.host if u.port is None else f"{u.host}:{u.port}", proxies):
             return None
         return p
 

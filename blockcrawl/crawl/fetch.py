@@ -73,6 +73,9 @@ class FetchResult:
     nbytes: int = 0  # bytes received on the wire (body, before decompression)
     truncated: bool = False  # truncate=True and the body was longer than max_bytes: body is its prefix
     waited: float = 0.0  # seconds spent in the gate
+    robots_tag: tuple[str, ...] = ()  # X-Robots-Tag header values
+    etag: str | None = None  # ETag, for a later conditional request (recrawl)
+    last_modified: str | None = None  # Last-Modified, likewise
 
 
 class _Dropped(aiohttp.ClientConnectionError):
@@ -317,6 +320,8 @@ class AiohttpFetcher:
         res.content_type = r.headers.get("Content-Type")
         res.location = r.headers.get("Location")
         res.retry_after = parse_retry_after(r.headers.get("Retry-After"))
+        res.robots_tag = tuple(r.headers.getall("X-Robots-Tag", ()))
+        res.etag, res.last_modified = r.headers.get("ETag"), r.headers.get("Last-Modified")
         if 300 <= r.status < 400 and res.location:
             return
         ctype = (res.content_type or "").split(";", 1)[0].strip().lower()

@@ -90,7 +90,9 @@ class Analyzer(Protocol):
     async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None: ...
 
     async def analyse(self, site: str, body: bytes, url: str, content_type: str | None,
-                      links: bool) -> PageOut: ...
+                      links: bool, extract: bool | None = None) -> PageOut:
+        """extract: None lets the analyser skip the pipeline for a page that will not be stored
+        (noindex, canonical elsewhere: process.analyse); True / False force it on / off."""
 
 
 class CrawlListener(Protocol):
