@@ -255,7 +255,7 @@ def test_kill_9_then_resume_loses_nothing_and_refetches_only_interrupted(tmp_pat
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         after = _requests(log)[len(before):]
-        pages = [r["path"] for r in before + after if r["path"] != "/robots.txt"]
+        pages = [r["path"] for r in before + after if r["path"] not in ("/robots.txt", "/sitemap.xml")]
         # none lost: every page of the site fetched and stored
         assert set(pages) == {f"/p{i}.html" for i in range(n)}
         con = sqlite3.connect(db)
@@ -294,7 +294,7 @@ def test_sigint_stops_gracefully_then_resume_and_export(tmp_path):
         p = _cli("crawl", "--resume", *args[2:])
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
-        paths = [h.path for h in site.hits if h.path != "/robots.txt"]
+        paths = [h.path for h in site.hits if h.path not in ("/robots.txt", "/sitemap.xml")]
         assert sorted(set(paths)) == sorted(f"/p{i}.html" for i in range(60)) and len(paths) == 60
         for what, n in (("pages", 60), ("chunks", None), ("blocks", None)):
             p = _cli("export", "--store", str(db), "--format", "jsonl", "--what", what)

@@ -41,6 +41,21 @@ def _positive(kind: Callable[[str], _Num]) -> Callable[[str], _Num]:
     return conv
 
 
+def _duration(s: str) -> float:
+    """'3600', '90s', '90m', '12h', '7d', '2w' -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    t = s.strip().lower()
+    mult = units.get(t[-1:], 0)
+    num = t[:-1] if mult else t
+    try:
+        v = float(num) * (mult or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {s!r} (e.g. 3600, 90m, 12h, 7d)") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a duration: {s!r}")
+    return v
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..crawl import DEFAULT_USER_AGENT
     from ..crawl.traps import DEFAULT_DATE_HOPS
@@ -106,6 +121,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="proxy for every request: http://[user:pass@]host:port, or socks5://... "
                         "(needs aiohttp-socks); default: the http_proxy/https_proxy/no_proxy variables")
     g.add_argument("--no-proxy-env", action="store_true", help="ignore the proxy environment variables")
+    g.add_argument("--recrawl", action="store_true",
+                   help="revisit the store's pages with conditional requests (ETag / Last-Modified): 304 keeps a "
+                        "page, a changed one is replaced, 404/410 removes it; new links are followed")
+    g.add_argument("--max-age", type=_duration, metavar="DURATION",
+                   help="with --recrawl: only pages fetched longer ago than this (e.g. 3600, 90m, 12h, 7d)")
     g.add_argument("--no-feeds", action="store_true",
                    help="do not read the RSS/Atom/JSON feeds pages link (<link rel=alternate>) as URL sources")
     g.add_argument("--follow-nofollow", action="store_true",
@@ -139,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"blockcrawl crawl: {msg}", file=sys.stderr)
         return 2
 
-    if not args.urls and not args.resume:
-        return err("give at least one seed URL (or --resume)")
+    if not args.urls and not args.resume and not args.recrawl:
+        return err("give at least one seed URL (or --resume, --recrawl)")
     bad = [u for u in args.urls if canonicalize(u.strip()) is None]
     if bad:
         return err(f"not an http(s) URL: {bad[0]}")
@@ -184,17 +204,20 @@ def run(args: argparse.Namespace) -> int:
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
             resume=args.resume, progress=not args.no_progress, workers=workers,
-            credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow)
+            credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow,
+            recrawl=args.recrawl, max_age=args.max_age)
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]
         return err(f"--{name.replace('_', '-')}{msg[len(name):]}" if name in CrawlConfig.__dataclass_fields__ else msg)
     # the writer lock for the whole crawl (a second crawl or index is refused); --resume never
     # creates a store: a mistyped path is an error, not a new empty crawl. StoreError: one line.
-    store = Store(args.store, create=not args.resume, who="blockcrawl crawl")
+    store = Store(args.store, create=not (args.resume or args.recrawl), who="blockcrawl crawl")
     with store:
         if args.resume and not store.frontier().size() and not args.urls:
             return err(f"{args.store} holds no crawl to resume; give seed URLs")
+        if args.recrawl and not store.recrawl_pages() and not args.urls:  # realweb
+            return err(f"{args.store} holds no pages to recrawl; give seed URLs")
         stats = crawl(store, cfg, spec)
     print(stats.summary(), file=sys.stderr)
     return 130 if stats.stopped == "stopped: interrupted" else 0

@@ -64,6 +64,8 @@ class CrawlConfig:
     credentials: Credentials = Credentials()
     feeds: bool = True  # RSS/Atom/JSON feeds a page links (<link rel=alternate>) are URL sources
     follow_nofollow: bool = False  # follow rel=nofollow (ugc, sponsored) links too
+    recrawl: bool = False  # revisit the store's pages with conditional requests (incremental)
+    max_age: float | None = None  # recrawl: only pages fetched more than this many seconds ago
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -81,6 +83,12 @@ def _problem(c: CrawlConfig) -> str | None:
             return f"{f.name} must be a finite number, not {v}"
     if c.timeout <= 0:
         return f"timeout must be more than 0 seconds (got {c.timeout:g})"
+    if c.max_age is not None and c.max_age < 0:
+        return f"max_age must not be negative (got {c.max_age:g})"
+    if c.max_age is not None and not c.recrawl:
+        return "max_age applies to a recrawl only: add recrawl (--recrawl)"
+    if c.recrawl and c.resume:
+        return "recrawl and resume exclude each other (an interrupted recrawl continues with --resume alone)"
     if c.max_time is not None and c.max_time <= 0:
         return f"max_time must be more than 0 seconds (got {c.max_time:g}); leave it unset for no limit"
     for name in ("delay", "backoff", "commit_interval"):
@@ -132,6 +140,11 @@ class CrawlStats:
     noindex: int = 0  # pages fetched but not stored: meta robots / X-Robots-Tag noindex
     canonical: int = 0  # pages not stored: their rel=canonical is another URL of the host
     nofollow: int = 0  # links not followed: rel=nofollow/ugc/sponsored, or on a nofollow page
+    recrawl: bool = False  # the run was a --recrawl (the summary reports the four counts below)
+    unchanged: int = 0  # recrawl: 304, or 200 with the same text
+    changed: int = 0  # recrawl: stored page replaced by its new content
+    gone: int = 0  # recrawl: 404/410, page removed from the store
+    new: int = 0  # recrawl: pages stored for the first time
     elapsed: float = 0.0
     stopped: str = "done"
 
@@ -147,4 +160,6 @@ class CrawlStats:
                 f"{self.links_new} new, {filt} filtered, {inv} invalid"
                 + (f", {self.nofollow} nofollow" if self.nofollow else "")
                 + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
-                   if self.noindex or self.canonical else ""))
+                   if self.noindex or self.canonical else "")
+                + (f"; recrawl: {self.unchanged} unchanged, {self.changed} changed, {self.gone} gone, "
+                   f"{self.new} new" if self.recrawl else ""))

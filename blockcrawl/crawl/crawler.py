@@ -19,6 +19,7 @@ Time comes from an injected clock (clock.SystemClock; clock.FakeClock in tests).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import heapq
 import json
 import logging
@@ -87,6 +88,8 @@ class Crawler:
         self._probes: set[str] = set()  # /sitemap.xml guessed (robots.txt named none): a 404 is no error
         self._folded: set[str] = set()  # pages not stored because their canonical is another URL
         self._gone: set[str] = set()  # URLs that failed (a canonical pointing there is not followed)
+        # recrawl: the stored pages (key -> (etag, last_modified, body_hash)) before this run
+        self._stored: dict[str, tuple[str | None, str | None, str | None]] = {}
         self._inflight: set[asyncio.Task[None]] = set()  # requests and pages being analysed or stored
         # Requests on the wire count against --concurrency; fetched pages waiting for a worker do
         # not (a 5 MB page keeping a worker busy for seconds must not stall every host), but
@@ -112,7 +115,9 @@ class Crawler:
     def _prepare(self) -> None:
         cfg, fr = self.cfg, self.frontier
         seeds = [u for u in (canonicalize(s.strip(), merge_slash=False) for s in cfg.seeds) if u]
-        if cfg.resume and fr.size():
+        if cfg.recrawl:
+            self._prepare_recrawl(seeds)
+        elif cfg.resume and fr.size():
             old = json.loads(fr.get_meta("seeds") or "[]")
             seeds_all = list(dict.fromkeys(old + seeds))
             self._set_policy(seeds_all)
@@ -123,13 +128,60 @@ class Crawler:
             new = [make_item(u, 0) for u in seeds if url_key(u) not in self._seen]
             self._accept(new)
             fr.set_meta("seeds", json.dumps(seeds_all))
+            if fr.get_meta("recrawl") == "1":  # an interrupted recrawl goes on as one
+                self.stats.recrawl = True
+                self._stored = {u: (e, m, h) for u, _, _, e, m, h in self.store.recrawl_pages()}
             log.info("resuming: %d URLs known, %d to fetch", len(self._seen), len(items) + len(new))
         else:
             fr.reset()
             self._set_policy(seeds)
             fr.set_meta("seeds", json.dumps(seeds))
+            fr.set_meta("recrawl", "0")
             self._accept(list({url_key(u): make_item(u, 0) for u in seeds}.values()))
         self.store.commit()
+
+    def _prepare_recrawl(self, seeds: list[str]) -> None:
+        """Revisit the store's pages: every stored page (those fetched less than --max-age ago are
+        known but not fetched) is queued at depth 0 with its validators, then the seeds (the
+        store's and any given); links are followed as in any crawl. The frontier starts afresh."""
+        cfg, fr = self.cfg, self.frontier
+        self.stats.recrawl = True
+        old = json.loads(fr.get_meta("seeds") or "[]")
+        seeds_all = list(dict.fromkeys(old + seeds))
+        fr.reset()
+        self._set_policy(seeds_all)
+        fr.set_meta("seeds", json.dumps(seeds_all))
+        fr.set_meta("recrawl", "1")
+        now = self.clock.time()
+        due: dict[str, Item] = {}
+        fresh: list[Item] = []
+        for url, final, fetched_at, etag, modified, digest in self.store.recrawl_pages():
+            self._stored[url] = (etag, modified, digest)
+            it = make_item(final, 0) if url_key(final) == url else make_item(url, 0)
+            if cfg.max_age is not None and now - fetched_at < cfg.max_age:
+                fresh.append(it)
+            else:
+                due[it.url] = it
+        for it in fresh:  # known, so not fetched again when linked; recorded as done
+            self._seen.add(it.url)
+        fr.add(fresh)
+        for it in fresh:
+            fr.mark(it.url, DONE)
+        self._accept(list(due.values()) + [make_item(u, 0) for u in seeds_all
+                                           if url_key(u) not in due and url_key(u) not in self._seen])
+        log.info("recrawl: %d stored pages, %d due, %d fresh", len(self._stored), len(due), len(fresh))
+
+    def _conditional(self, key: str) -> dict[str, str] | None:
+        """If-None-Match / If-Modified-Since for a stored page with validators (recrawl)."""
+        v = self._stored.get(key)
+        if v is None or not (v[0] or v[1]):
+            return None
+        h = {}
+        if v[0]:
+            h["If-None-Match"] = v[0]
+        if v[1]:
+            h["If-Modified-Since"] = v[1]
+        return h
 
     # ------------------------------------------------------------------ frontier in memory
     def _queue(self, it: Item, listed: bool = False) -> None:
@@ -430,7 +482,12 @@ class Crawler:
         sched = self.sched
         try:
             accept = None if it.kind != "page" else self.cfg.content_types
-            res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host))
+            cond = self._conditional(it.url) if self._stored and it.kind == "page" else None
+            if cond:
+                res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host),
+                                             headers=cond)
+            else:
+                res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host))
         except asyncio.CancelledError:
             # hard stop: the URL goes back to the queue (resume fetches it)
             self.frontier.mark(it.url, QUEUED)
@@ -494,6 +551,13 @@ class Crawler:
             self._fail(it, res, res.error, res.detail)
             return
         assert status is not None
+        if it.url in self._stored and it.kind == "page":
+            if status == 304:
+                self._unchanged(it, res)
+                return
+            if status in (404, 410):
+                self._page_gone(it, res)
+                return
         if 300 <= status < 400 and res.location:
             self._redirect(it, res)
             return
@@ -548,7 +612,8 @@ class Crawler:
         self._accept([make_item(target, it.depth, it.kind, hops=it.hops + 1, via=it.url, trail=it.trail)])
 
     async def _page(self, it: Item, res: FetchResult) -> None:
-        if self.cfg.resume and it.host not in self._primed:
+        if self.cfg.resume and not self.stats.recrawl and it.host not in self._primed:
+            # (not in a resumed recrawl: a changed page's own stored blocks would count as seen)
             # blocks kept before the interruption: the site's dedup state continues
             self._primed.add(it.host)
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
@@ -556,6 +621,13 @@ class Crawler:
         # X-Robots-Tag is known before the analysis: a noindex page is parsed for links only
         h_noindex, h_nofollow = x_robots_tag(list(res.robots_tag), self.agent)
         body = res.body or b""
+        body_hash = hashlib.blake2b(body, digest_size=16).hexdigest()
+        before = self._stored.get(it.url)
+        if before is not None and before[2] == body_hash:
+            # recrawl, a 200 with the same body (a server without validators): kept as it is, and
+            # not analysed (its links are the ones it had)
+            self._unchanged(it, res)
+            return
         result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, follow,
                                              False if h_noindex else None)
         sig = result.signals
@@ -586,7 +658,13 @@ class Crawler:
             # the worker skipped the pipeline expecting a fold that the engine refused: run it now
             result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, False, True)
         self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.target, status=res.status or 200,
-                             content_type=res.content_type, title=result.title, content_hash=result.content_hash)
+                             content_type=res.content_type, title=result.title, content_hash=result.content_hash,
+                             etag=res.etag, last_modified=res.last_modified, body_hash=body_hash)
+        if st.recrawl:
+            if before is None:
+                st.new += 1
+            else:
+                st.changed += 1
         self.frontier.mark(it.url, DONE, res.status)
         self.frontier.log(it.url, "fetched", res.status, None, "", res.nbytes, res.elapsed)
         st.pages += 1
@@ -596,7 +674,23 @@ class Crawler:
             listener.page(st)
 
 
+    def _unchanged(self, it: Item, res: FetchResult) -> None:
+        self.stats.unchanged += 1
+        self.store.touch_page(it.url, etag=res.etag, last_modified=res.last_modified)
+        self.frontier.mark(it.url, DONE, res.status)
+        self.frontier.log(it.url, "unchanged", res.status, None, "", res.nbytes, res.elapsed)
+
+    def _page_gone(self, it: Item, res: FetchResult) -> None:
+        """A stored page answers 404/410: it, its blocks, chunks and their index rows are removed."""
+        self.stats.gone += 1
+        self._gone.add(it.url)
+        self.store.delete_page(it.url)
+        self.frontier.mark(it.url, FAILED, res.status, "gone")
+        self.frontier.log(it.url, "gone", res.status, None, "removed from the store", res.nbytes, res.elapsed)
+
     def _not_stored(self, it: Item, res: FetchResult, why: str) -> None:
+        if it.url in self._stored and self.store.delete_page(it.url):  # recrawl: stored before, not now
+            self.stats.gone += 1
         self.frontier.mark(it.url, DONE, res.status)
         self.frontier.log(it.url, "fetched", res.status, None, "not stored: " + why, res.nbytes, res.elapsed)
 

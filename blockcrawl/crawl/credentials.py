@@ -54,7 +54,8 @@ def _split_host(raw: str, what: str) -> tuple[str, str]:
     host, sep, rest = raw.partition("=")
     host = host.strip().lower()
     if not sep or not host or not rest:
-        raise ConfigError(f"{what} must be HOST=... (got {raw.split('=', 1)[0]!r}=...)")
+        # the value is not repeated: a mistyped credential is still a credential
+        raise ConfigError(f"{what} must be HOST=..." + (f" (got {host!r}=...)" if sep and host else ""))
     if "/" in host or "@" in host:
         raise ConfigError(f"{what}: HOST is a host name, optionally with :port, not a URL (got {host!r})")
     return host, rest

@@ -35,7 +35,7 @@ import email.utils
 import sys
 import time
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -235,7 +235,8 @@ class AiohttpFetcher:
 
     async def get(self, url: str, *, accept: tuple[str, ...] | None = HTML_TYPES, follow: bool = False,
                   gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
-                  max_bytes: int | None = None, truncate: bool = False) -> FetchResult:
+                  max_bytes: int | None = None, truncate: bool = False,
+                  headers: Mapping[str, str] | None = None) -> FetchResult:
         """GET url.
 
         accept: a body whose Content-Type is not one of these is not read (error "content_type").
@@ -244,7 +245,8 @@ class AiohttpFetcher:
               (the per-host politeness turn); on_sent: called as the head is written.
         max_bytes: cap on the wire bytes and on the decompressed body (default: the fetcher's).
         truncate: over the cap, return the first max_bytes bytes with truncated=True instead of
-              the error "too_large" / "bomb"."""
+              the error "too_large" / "bomb".
+        headers: extra headers for this request (recrawl: If-None-Match / If-Modified-Since)."""
         res = FetchResult(url)
         limit = self.max_bytes if max_bytes is None else max_bytes
         assert self.session is not None
@@ -257,7 +259,7 @@ class AiohttpFetcher:
                 token = _WIRE.set(w)
                 try:
                     async with self.session.get(wire_url(url), allow_redirects=follow, max_redirects=5,
-                                                **self._request_options(url)) as r:
+                                                **self._request_options(url, headers)) as r:
                         await self._read(r, res, accept, limit, truncate)
                 finally:
                     _WIRE.reset(token)
@@ -297,16 +299,16 @@ class AiohttpFetcher:
             res.elapsed = end - t0
         return res
 
-    def _request_options(self, url: str) -> dict[str, Any]:
-        """Per-request Authorization (only for the host it was given for) and proxy."""
+    def _request_options(self, url: str, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Per-request headers, Authorization (only for the host it was given for) and proxy."""
         cred = self.credentials
-        opts: dict[str, Any] = {}
+        opts: dict[str, Any] = {"headers": dict(headers)} if headers else {}
         if cred.auth or cred.bearer:
             u = wire_url(url)
             if u.host:
                 value = cred.authorization(u.host, u.port, {"http": 80, "https": 443}.get(u.scheme))
                 if value:
-                    opts["headers"] = {"Authorization": value}
+                    opts.setdefault("headers", {})["Authorization"] = value
         if cred.proxy is None or not cred.proxy.startswith("socks"):
             proxy = cred.proxy_for(url)
             if proxy:
