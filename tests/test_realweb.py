@@ -594,3 +594,101 @@ def test_recrawl_max_age_and_schema_migration(tmp_path):
         assert {"etag", "last_modified", "body_hash"} <= {r[1] for r in st.db.execute("PRAGMA table_info(pages)")}
     with pytest.raises(ConfigError):
         CrawlConfig(seeds=[], max_age=10)
+
+
+class Socks5:
+    """A minimal SOCKS5 proxy (RFC 1928 CONNECT, RFC 1929 username/password) that records the
+    destinations and credentials it was given and relays bytes both ways."""
+
+    def __init__(self) -> None:
+        import socket
+        self.seen: list[tuple[str, int, str, str]] = []
+        self.sock = socket.create_server(("127.0.0.4", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    @staticmethod
+    def _read(c, n: int) -> bytes:
+        b = b""
+        while len(b) < n:
+            x = c.recv(n - len(b))
+            if not x:
+                raise OSError("closed")
+            b += x
+        return b
+
+    def _serve(self, c) -> None:
+        import socket
+        import struct
+        try:
+            r = self._read
+            _, nmeth = r(c, 2)
+            r(c, nmeth)
+            c.sendall(b"\x05\x02")  # username/password
+            _, ulen = r(c, 2)
+            user = r(c, ulen).decode()
+            (plen,) = r(c, 1)
+            pw = r(c, plen).decode()
+            c.sendall(b"\x01\x00")
+            _, _, _, atyp = r(c, 4)
+            if atyp == 1:
+                host = socket.inet_ntoa(r(c, 4))
+            else:
+                (n,) = r(c, 1)
+                host = r(c, n).decode()
+            (port,) = struct.unpack("!H", r(c, 2))
+            self.seen.append((host, port, user, pw))
+            up = socket.create_connection((host, port), timeout=5)
+            c.sendall(b"\x05\x00\x00\x01" + socket.inet_aton("127.0.0.1") + struct.pack("!H", port))
+        except OSError:
+            c.close()
+            return
+
+        def pump(a, b) -> None:
+            try:
+                while True:
+                    x = a.recv(65536)
+                    if not x:
+                        break
+                    b.sendall(x)
+            except OSError:
+                pass
+            finally:
+                for s in (a, b):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+        threading.Thread(target=pump, args=(c, up), daemon=True).start()
+        pump(up, c)
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
+def test_socks5_proxy(simple_site, tmp_path, caplog):
+    pytest.importorskip("aiohttp_socks")
+    site, _ = simple_site
+    px = Socks5()
+    caplog.set_level(logging.DEBUG)
+    try:
+        cred = Credentials(proxy=f"socks5://pu:{PROXY_PASSWORD}@127.0.0.4:{px.port}")
+        db = tmp_path / "c.db"
+        with Store(db) as store:
+            stats = crawl(store, CrawlConfig(seeds=[site.origin + "/"], progress=False, credentials=cred,
+                                             per_host=1), SPEC)
+    finally:
+        px.stop()
+    assert stats.pages == 3, stats.summary()
+    port = int(site.origin.rsplit(":", 1)[1])
+    assert px.seen and all(x == ("127.0.0.1", port, "pu", PROXY_PASSWORD) for x in px.seen)
+    assert len(site.seen) == 5  # robots.txt, /sitemap.xml, 3 pages: all through the proxy
+    assert PROXY_PASSWORD.encode() not in store_bytes(db) and PROXY_PASSWORD not in caplog.text
