@@ -145,13 +145,14 @@ def test_depth_include_exclude_and_max_pages(site, tmp_path):
     site.routes.update(chain_site(30))
     site.start()
     _, store = run([site.origin + "/p0.html"], tmp_path, "d.db", max_depth=1)
-    assert set(site.paths()) - {"/robots.txt"} == {"/p0.html", "/p1.html", "/p2.html"}
+    # (robots.txt names no sitemap: /sitemap.xml is probed)
+    assert set(site.paths()) - {"/robots.txt", "/sitemap.xml"} == {"/p0.html", "/p1.html", "/p2.html"}
     site.hits.clear()
     run([site.origin + "/p0.html"], tmp_path, "e.db", include=[r"/p\d\.html"], exclude=[r"/p7"])
-    assert set(site.paths()) - {"/robots.txt"} == {f"/p{i}.html" for i in range(10) if i != 7}
+    assert set(site.paths()) - {"/robots.txt", "/sitemap.xml"} == {f"/p{i}.html" for i in range(10) if i != 7}
     site.hits.clear()
     stats, _ = run([site.origin + "/p0.html"], tmp_path, "f.db", max_pages=5, concurrency=2)
-    assert len(set(site.paths()) - {"/robots.txt"}) == 5 and stats.pages == 5
+    assert len(set(site.paths()) - {"/robots.txt", "/sitemap.xml"}) == 5 and stats.pages == 5
 
 
 def gaps(hits) -> list[float]:
@@ -166,7 +167,8 @@ def test_politeness_delay_per_host_not_across_hosts(tmp_path):
     b.routes["/robots.txt"] = Route("User-agent: *\nDisallow: /nope/\nCrawl-delay: 0.4\n", ctype="text/plain")
     a.start(), b.start()
     try:
-        run([a.origin + "/p0.html", b.origin + "/p0.html"], tmp_path, delay=0.2, per_host=4, concurrency=8)
+        run([a.origin + "/p0.html", b.origin + "/p0.html"], tmp_path, delay=0.2, per_host=4, concurrency=8,
+            sitemaps=False)  # no /sitemap.xml probe among the hits counted
         assert len(a.hits) == 9 and len(b.hits) == 9
         assert min(gaps(a.hits)) >= 0.2
         assert min(gaps(b.hits)) >= 0.4
@@ -253,7 +255,7 @@ def test_kill_9_then_resume_loses_nothing_and_refetches_only_interrupted(tmp_pat
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         after = _requests(log)[len(before):]
-        pages = [r["path"] for r in before + after if r["path"] != "/robots.txt"]
+        pages = [r["path"] for r in before + after if r["path"] not in ("/robots.txt", "/sitemap.xml")]
         # none lost: every page of the site fetched and stored
         assert set(pages) == {f"/p{i}.html" for i in range(n)}
         con = sqlite3.connect(db)
@@ -292,7 +294,7 @@ def test_sigint_stops_gracefully_then_resume_and_export(tmp_path):
         p = _cli("crawl", "--resume", *args[2:])
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
-        paths = [h.path for h in site.hits if h.path != "/robots.txt"]
+        paths = [h.path for h in site.hits if h.path not in ("/robots.txt", "/sitemap.xml")]
         assert sorted(set(paths)) == sorted(f"/p{i}.html" for i in range(60)) and len(paths) == 60
         for what, n in (("pages", 60), ("chunks", None), ("blocks", None)):
             p = _cli("export", "--store", str(db), "--format", "jsonl", "--what", what)

@@ -34,7 +34,8 @@ class LinkAnalyzer:
     async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None:
         pass
 
-    async def analyse(self, site: str, body: bytes, url: str, content_type: str | None, links: bool) -> PageOut:
+    async def analyse(self, site: str, body: bytes, url: str, content_type: str | None, links: bool,
+                      extract: bool | None = None) -> PageOut:
         hrefs = [h.decode() for h in _HREF.findall(body)] if links else []
         return PageOut("t", hashlib.blake2b(body, digest_size=16).hexdigest(), url, hrefs)
 
@@ -87,7 +88,8 @@ def hub(origin: str, n: int, latency: float = 0.0) -> dict:
 def test_delay_and_crawl_delay_space_one_host_not_others(tmp_path):
     routes = hub(A, 8) | hub(B, 8)
     routes[B + "/robots.txt"] = robots("User-agent: *\nCrawl-delay: 0.5\n")
-    run = Run(tmp_path, routes, [A + "/", B + "/"], delay=0.2, per_host=4, concurrency=8)
+    # sitemaps off: no /sitemap.xml probe among the requests counted
+    run = Run(tmp_path, routes, [A + "/", B + "/"], delay=0.2, per_host=4, concurrency=8, sitemaps=False)
     a, b = run.times(A, skip_robots=False), run.times(B, skip_robots=False)
     assert len(a) == len(b) == 10  # robots.txt, the hub, 8 pages
     # every start at least the delay after the previous one, and no slower than needed
@@ -190,7 +192,10 @@ def test_sitemaps_listed_pages_and_bounds(tmp_path):
 def test_max_pages_counts_sitemap_fetches(tmp_path):
     routes = hub(A, 30)
     run = Run(tmp_path, routes, max_pages=5)
-    assert len(run.times(A)) == 5 and run.stats.pages == 5 and run.stats.stopped == "stopped: page limit"
+    # the /sitemap.xml probe (robots.txt names no sitemap) found nothing: it uses up no fetch
+    assert A + "/sitemap.xml" in run.urls()
+    assert len([u for u in run.urls() if not u.endswith(("/robots.txt", "/sitemap.xml"))]) == 5
+    assert run.stats.pages == 5 and run.stats.stopped == "stopped: page limit"
     routes[A + "/robots.txt"] = robots(f"Sitemap: {A}/idx0.xml\n")
     for i in range(50):
         routes[A + f"/idx{i}.xml"] = Response(f"<sitemapindex><sitemap><loc>{A}/idx{i + 1}.xml</loc></sitemap>"

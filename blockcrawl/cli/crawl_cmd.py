@@ -41,6 +41,21 @@ def _positive(kind: Callable[[str], _Num]) -> Callable[[str], _Num]:
     return conv
 
 
+def _duration(s: str) -> float:
+    """'3600', '90s', '90m', '12h', '7d', '2w' -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    t = s.strip().lower()
+    mult = units.get(t[-1:], 0)
+    num = t[:-1] if mult else t
+    try:
+        v = float(num) * (mult or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {s!r} (e.g. 3600, 90m, 12h, 7d)") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a duration: {s!r}")
+    return v
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..crawl import DEFAULT_USER_AGENT
     from ..crawl.traps import DEFAULT_DATE_HOPS
@@ -96,6 +111,30 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--max-bytes", type=_positive(int), default=10 * 1024 * 1024, metavar="N",
                    help="largest body accepted, also after decompression (default 10 MiB)")
     g.add_argument("--max-redirects", type=_positive(int), default=10, metavar="N", help="longest redirect chain (default 10)")
+    # --- realweb: headers, cookies, credentials, proxy (crawl.credentials) ---
+    g = p.add_argument_group("headers, cookies, credentials and proxy (secrets never reach logs or the store)")
+    g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                   help="extra request header for every request (repeatable)")
+    g.add_argument("--cookies", metavar="FILE",
+                   help="Netscape cookies.txt loaded into the crawl's cookie jar (Set-Cookie is honoured anyway)")
+    g.add_argument("--auth", action="append", default=[], metavar="HOST=USER:PASSWORD",
+                   help="HTTP basic credentials sent to HOST (or HOST:PORT) only (repeatable)")
+    g.add_argument("--bearer", action="append", default=[], metavar="HOST=TOKEN",
+                   help="'Authorization: Bearer TOKEN' sent to HOST (or HOST:PORT) only (repeatable)")
+    g.add_argument("--proxy", metavar="URL",
+                   help="proxy for every request: http://[user:pass@]host:port, or socks5://... "
+                        "(needs aiohttp-socks); default: the http_proxy/https_proxy/no_proxy variables")
+    g.add_argument("--no-proxy-env", action="store_true", help="ignore the proxy environment variables")
+    g.add_argument("--recrawl", action="store_true",
+                   help="revisit the store's pages with conditional requests (ETag / Last-Modified): 304 keeps a "
+                        "page, a changed one is replaced, 404/410 removes it; new links are followed")
+    g.add_argument("--max-age", type=_duration, metavar="DURATION",
+                   help="with --recrawl: only pages fetched longer ago than this (e.g. 3600, 90m, 12h, 7d)")
+    g.add_argument("--no-feeds", action="store_true",
+                   help="do not read the RSS/Atom/JSON feeds pages link (<link rel=alternate>) as URL sources")
+    g.add_argument("--follow-nofollow", action="store_true",
+                   help="follow rel=nofollow (ugc, sponsored) links too (default: skipped)")
+    # --- end realweb ---
     g = p.add_argument_group("extraction")
     g.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
                    help="main-content algorithm from blockcrawl.extraction.registry "
@@ -124,8 +163,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"blockcrawl crawl: {msg}", file=sys.stderr)
         return 2
 
-    if not args.urls and not args.resume:
-        return err("give at least one seed URL (or --resume)")
+    if not args.urls and not args.resume and not args.recrawl:
+        return err("give at least one seed URL (or --resume, --recrawl)")
     bad = [u for u in args.urls if canonicalize(u.strip()) is None]
     if bad:
         return err(f"not an http(s) URL: {bad[0]}")
@@ -147,6 +186,16 @@ def run(args: argparse.Namespace) -> int:
     cpus = os.cpu_count() or 1
     workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
 
+    # --- realweb: credentials (ConfigError messages never repeat a secret) ---
+    from ..crawl.credentials import Credentials, parse_auth, parse_bearer, parse_header
+    try:
+        credentials = Credentials(
+            headers=tuple(parse_header(h) for h in args.header), cookies=args.cookies,
+            auth=tuple(parse_auth(a) for a in args.auth), bearer=tuple(parse_bearer(b) for b in args.bearer),
+            proxy=args.proxy, proxy_env=not args.no_proxy_env)
+    except ConfigError as e:
+        return err(f"--{e}")
+    # --- end realweb ---
     try:
         cfg = CrawlConfig(
             seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
@@ -159,17 +208,20 @@ def run(args: argparse.Namespace) -> int:
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
             resume=args.resume, progress=not args.no_progress, workers=workers,
-            render=args.render)  # --- jsrender ---
+            credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow,
+            recrawl=args.recrawl, max_age=args.max_age, render=args.render)
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]
         return err(f"--{name.replace('_', '-')}{msg[len(name):]}" if name in CrawlConfig.__dataclass_fields__ else msg)
     # the writer lock for the whole crawl (a second crawl or index is refused); --resume never
     # creates a store: a mistyped path is an error, not a new empty crawl. StoreError: one line.
-    store = Store(args.store, create=not args.resume, who="blockcrawl crawl")
+    store = Store(args.store, create=not (args.resume or args.recrawl), who="blockcrawl crawl")
     with store:
         if args.resume and not store.frontier().size() and not args.urls:
             return err(f"{args.store} holds no crawl to resume; give seed URLs")
+        if args.recrawl and not store.recrawl_pages() and not args.urls:  # realweb
+            return err(f"{args.store} holds no pages to recrawl; give seed URLs")
         stats = crawl(store, cfg, spec)
     print(stats.summary(), file=sys.stderr)
     return 130 if stats.stopped == "stopped: interrupted" else 0

@@ -8,17 +8,20 @@ used to be accepted and made every request fail, or every host wait forever.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
+from .credentials import Credentials
 from .fetch import HTML_TYPES
 from .traps import DEFAULT_DATE_HOPS
 
 DEFAULT_USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"
 SCOPES = ("host", "site", "any")
+PROXY_SCHEMES = ("http://", "https://", "socks4://", "socks5://", "socks5h://")
 # Sitemap bounds. One sitemap may list 50,000 URLs (sitemaps.org), and Google reads one level of
 # index; three levels (robots.txt's sitemap, an index, its children) cover every real site. An
 # index that links a new index on each fetch made 17,963 requests in 30 s before these bounds.
@@ -57,8 +60,14 @@ class CrawlConfig:
     max_sitemaps: int = MAX_SITEMAPS
     max_sitemap_depth: int = MAX_SITEMAP_DEPTH
     max_sitemap_urls: int = MAX_SITEMAP_URLS
-    # --- jsrender: JavaScript rendering (crawl/render.py) ---
+    # JavaScript rendering (crawl/render.py)
     render: str = "auto"  # never | auto (app shells only, crawl/appshell.py) | always
+    # headers, cookies, per-host credentials, proxy (crawl.credentials); its repr shows no secret
+    credentials: Credentials = Credentials()
+    feeds: bool = True  # RSS/Atom/JSON feeds a page links (<link rel=alternate>) are URL sources
+    follow_nofollow: bool = False  # follow rel=nofollow (ugc, sponsored) links too
+    recrawl: bool = False  # revisit the store's pages with conditional requests (incremental)
+    max_age: float | None = None  # recrawl: only pages fetched more than this many seconds ago
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -76,6 +85,12 @@ def _problem(c: CrawlConfig) -> str | None:
             return f"{f.name} must be a finite number, not {v}"
     if c.timeout <= 0:
         return f"timeout must be more than 0 seconds (got {c.timeout:g})"
+    if c.max_age is not None and c.max_age < 0:
+        return f"max_age must not be negative (got {c.max_age:g})"
+    if c.max_age is not None and not c.recrawl:
+        return "max_age applies to a recrawl only: add recrawl (--recrawl)"
+    if c.recrawl and c.resume:
+        return "recrawl and resume exclude each other (an interrupted recrawl continues with --resume alone)"
     if c.max_time is not None and c.max_time <= 0:
         return f"max_time must be more than 0 seconds (got {c.max_time:g}); leave it unset for no limit"
     for name in ("delay", "backoff", "commit_interval"):
@@ -95,6 +110,11 @@ def _problem(c: CrawlConfig) -> str | None:
         return f"scope must be one of {', '.join(SCOPES)} (got {c.scope!r})"
     if not c.content_types or not all(t.strip() for t in c.content_types):
         return "content_types is empty: give at least one media type, e.g. text/html"
+    cred = c.credentials
+    if cred.cookies is not None and not os.path.isfile(cred.cookies):
+        return f"cookies: no such file {cred.cookies!r}"
+    if cred.proxy is not None and not cred.proxy.lower().startswith(PROXY_SCHEMES):
+        return "proxy must be an http://, https://, socks4:// or socks5:// URL"
     for rx in (*c.include, *c.exclude):
         try:
             re.compile(rx)
@@ -121,6 +141,15 @@ class CrawlStats:
     blocks: int = 0
     chunks: int = 0
     sitemaps: int = 0  # sitemap files fetched (counted in --max-pages)
+    feeds: int = 0  # feed files fetched (counted in --max-pages and --max-sitemaps)
+    noindex: int = 0  # pages fetched but not stored: meta robots / X-Robots-Tag noindex
+    canonical: int = 0  # pages not stored: their rel=canonical is another URL of the host
+    nofollow: int = 0  # links not followed: rel=nofollow/ugc/sponsored, or on a nofollow page
+    recrawl: bool = False  # the run was a --recrawl (the summary reports the four counts below)
+    unchanged: int = 0  # recrawl: 304, or 200 with the same text
+    changed: int = 0  # recrawl: stored page replaced by its new content
+    gone: int = 0  # recrawl: 404/410, page removed from the store
+    new: int = 0  # recrawl: pages stored for the first time
     elapsed: float = 0.0
     stopped: str = "done"
     # --- jsrender: counted by crawl.render.RenderingFetcher ---
@@ -138,5 +167,9 @@ class CrawlStats:
                 f"{self.redirects} redirects, {self.robots_blocked} blocked by robots.txt, "
                 f"{self.skipped} skipped, {self.blocks} blocks, {self.chunks} chunks; links: "
                 f"{self.links_new} new, {filt} filtered, {inv} invalid"
-                # --- jsrender ---
-                f"; rendered {self.renders} pages ({self.render_requests} requests, {self.render_failed} failed)")
+                + (f", {self.nofollow} nofollow" if self.nofollow else "")
+                + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
+                   if self.noindex or self.canonical else "")
+                + (f"; recrawl: {self.unchanged} unchanged, {self.changed} changed, {self.gone} gone, "
+                   f"{self.new} new" if self.recrawl else "")
+                + f"; rendered {self.renders} pages ({self.render_requests} requests, {self.render_failed} failed)")

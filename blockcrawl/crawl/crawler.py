@@ -19,6 +19,7 @@ Time comes from an injected clock (clock.SystemClock; clock.FakeClock in tests).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import heapq
 import json
 import logging
@@ -34,6 +35,7 @@ from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .fetch import FetchResult
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
+from .links import canonical_elsewhere, x_robots_tag
 from .policy import (
     date_trail,
     make_policy,
@@ -48,7 +50,7 @@ from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
 from .sitemaps import Sitemaps, make_item
-from .urls import Resolver, canonicalize, url_key
+from .urls import Resolver, canonicalize, host_of, url_key
 
 log = logging.getLogger("blockcrawl.crawl")
 
@@ -83,6 +85,11 @@ class Crawler:
         self._later: list[tuple[float, int, Item]] = []  # retries waiting for their (wall) time
         self._later_seq = 0
         self._redirect_via: dict[str, str] = {}
+        self._probes: set[str] = set()  # /sitemap.xml guessed (robots.txt named none): a 404 is no error
+        self._folded: set[str] = set()  # pages not stored because their canonical is another URL
+        self._gone: set[str] = set()  # URLs that failed (a canonical pointing there is not followed)
+        # recrawl: the stored pages (key -> (etag, last_modified, body_hash)) before this run
+        self._stored: dict[str, tuple[str | None, str | None, str | None]] = {}
         self._inflight: set[asyncio.Task[None]] = set()  # requests and pages being analysed or stored
         # Requests on the wire count against --concurrency; fetched pages waiting for a worker do
         # not (a 5 MB page keeping a worker busy for seconds must not stall every host), but
@@ -108,7 +115,9 @@ class Crawler:
     def _prepare(self) -> None:
         cfg, fr = self.cfg, self.frontier
         seeds = [u for u in (canonicalize(s.strip(), merge_slash=False) for s in cfg.seeds) if u]
-        if cfg.resume and fr.size():
+        if cfg.recrawl:
+            self._prepare_recrawl(seeds)
+        elif cfg.resume and fr.size():
             old = json.loads(fr.get_meta("seeds") or "[]")
             seeds_all = list(dict.fromkeys(old + seeds))
             self._set_policy(seeds_all)
@@ -119,13 +128,60 @@ class Crawler:
             new = [make_item(u, 0) for u in seeds if url_key(u) not in self._seen]
             self._accept(new)
             fr.set_meta("seeds", json.dumps(seeds_all))
+            if fr.get_meta("recrawl") == "1":  # an interrupted recrawl goes on as one
+                self.stats.recrawl = True
+                self._stored = {u: (e, m, h) for u, _, _, e, m, h in self.store.recrawl_pages()}
             log.info("resuming: %d URLs known, %d to fetch", len(self._seen), len(items) + len(new))
         else:
             fr.reset()
             self._set_policy(seeds)
             fr.set_meta("seeds", json.dumps(seeds))
+            fr.set_meta("recrawl", "0")
             self._accept(list({url_key(u): make_item(u, 0) for u in seeds}.values()))
         self.store.commit()
+
+    def _prepare_recrawl(self, seeds: list[str]) -> None:
+        """Revisit the store's pages: every stored page (those fetched less than --max-age ago are
+        known but not fetched) is queued at depth 0 with its validators, then the seeds (the
+        store's and any given); links are followed as in any crawl. The frontier starts afresh."""
+        cfg, fr = self.cfg, self.frontier
+        self.stats.recrawl = True
+        old = json.loads(fr.get_meta("seeds") or "[]")
+        seeds_all = list(dict.fromkeys(old + seeds))
+        fr.reset()
+        self._set_policy(seeds_all)
+        fr.set_meta("seeds", json.dumps(seeds_all))
+        fr.set_meta("recrawl", "1")
+        now = self.clock.time()
+        due: dict[str, Item] = {}
+        fresh: list[Item] = []
+        for url, final, fetched_at, etag, modified, digest in self.store.recrawl_pages():
+            self._stored[url] = (etag, modified, digest)
+            it = make_item(final, 0) if url_key(final) == url else make_item(url, 0)
+            if cfg.max_age is not None and now - fetched_at < cfg.max_age:
+                fresh.append(it)
+            else:
+                due[it.url] = it
+        for it in fresh:  # known, so not fetched again when linked; recorded as done
+            self._seen.add(it.url)
+        fr.add(fresh)
+        for it in fresh:
+            fr.mark(it.url, DONE)
+        self._accept(list(due.values()) + [make_item(u, 0) for u in seeds_all
+                                           if url_key(u) not in due and url_key(u) not in self._seen])
+        log.info("recrawl: %d stored pages, %d due, %d fresh", len(self._stored), len(due), len(fresh))
+
+    def _conditional(self, key: str) -> dict[str, str] | None:
+        """If-None-Match / If-Modified-Since for a stored page with validators (recrawl)."""
+        v = self._stored.get(key)
+        if v is None or not (v[0] or v[1]):
+            return None
+        h = {}
+        if v[0]:
+            h["If-None-Match"] = v[0]
+        if v[1]:
+            h["If-Modified-Since"] = v[1]
+        return h
 
     # ------------------------------------------------------------------ frontier in memory
     def _queue(self, it: Item, listed: bool = False) -> None:
@@ -230,10 +286,18 @@ class Crawler:
             return self._fetcher
         from .fetch import AiohttpFetcher
         cfg = self.cfg
+        addresses = self.policy.addresses
+        proxy = cfg.credentials.proxy
+        if proxy and addresses is not None and not addresses.allow_private:
+            # through a proxy, our DNS check sees the proxy's address (a local proxy is usual):
+            # its block is allowed to the fetcher; links to literal private hosts stay filtered
+            # by the URL policy
+            own = addresses.allowed_blocks
+            addresses = AddressPolicy.from_seeds([*self.cfg.seeds, proxy])
+            addresses.allowed_blocks |= own
         fetcher = AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
-                                 addresses=self.policy.addresses)
-        # --- jsrender: app-shell pages rendered in headless Chromium (crawl/render.py) ---
-        if cfg.render != "never":
+                                 addresses=addresses, credentials=cfg.credentials)
+        if cfg.render != "never":  # app-shell pages rendered in headless Chromium (crawl/render.py)
             from .render import RenderingFetcher
             return RenderingFetcher(fetcher, cfg.render, timeout=2 * cfg.timeout, hosts=self.sched, stats=self.stats,
                                     user_agent=cfg.user_agent, max_bytes=cfg.max_bytes)
@@ -368,8 +432,34 @@ class Crawler:
                 items, turned = self.sitemaps.from_robots(rules.sitemaps, self._seen.__contains__)
                 self.stats.filtered.update(turned)
                 self._accept(items)
+            elif self.cfg.sitemaps and res.status is not None and not rules.disallow_all and not self._stopping:
+                self._probe_sitemap(host)
             sched.finished(host)
             self._fetching -= 1
+
+    def _probe_sitemap(self, host: str) -> None:
+        """robots.txt names no sitemap (or there is none): try /sitemap.xml, where most sites keep
+        one. Obeys robots.txt like a page; a 404 there is skipped, not an error."""
+        url = host + "/sitemap.xml"
+        if url_key(url) in self._seen or self.sched.blocks(host, url):
+            return
+        items, turned = self.sitemaps.from_robots([url], self._known)
+        self.stats.filtered.update(turned)
+        self._probes.update(it.url for it in items)
+        self._accept(items)
+
+    def _feeds(self, base: str, hrefs: tuple[str, ...]) -> None:
+        """A page's feed links (<link rel=alternate type=rss/atom/json>) as URL sources, bounded
+        like sitemaps (--max-sitemaps files per crawl), obeying robots.txt."""
+        urls = []
+        for h in hrefs:
+            u, _ = self.resolver.resolve(base, h)
+            if u is not None and not self._known(url_key(u)) and not self.sched.blocks(host_of(u), u):
+                urls.append(u)
+        if urls:
+            items, turned = self.sitemaps.from_robots(urls, self._known, kind="feed")
+            self.stats.filtered.update(turned)
+            self._accept(items)
 
     async def _sitemap(self, it: Item, res: FetchResult) -> None:
         assert res.body is not None
@@ -385,16 +475,24 @@ class Crawler:
                 self.frontier.log(it.url, "failed", error="sitemap", detail=sm.error)
             if sm.truncated:
                 log.info("%s: sitemap cut at %d URLs", it.url, len(sm.urls))
-        self.stats.sitemaps += 1
+        if it.kind == "feed":
+            self.stats.feeds += 1
+        else:
+            self.stats.sitemaps += 1
         self.frontier.mark(it.url, DONE, res.status)
-        self.frontier.log(it.url, "fetched", res.status, None, "sitemap", res.nbytes, res.elapsed)
+        self.frontier.log(it.url, "fetched", res.status, None, it.kind, res.nbytes, res.elapsed)
 
     # ------------------------------------------------------------------ one URL
     async def _fetch_item(self, host: str, it: Item) -> None:
         sched = self.sched
         try:
-            accept = None if it.kind == "sitemap" else self.cfg.content_types
-            res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host))
+            accept = None if it.kind != "page" else self.cfg.content_types
+            cond = self._conditional(it.url) if self._stored and it.kind == "page" else None
+            if cond:
+                res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host),
+                                             headers=cond)
+            else:
+                res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host))
         except asyncio.CancelledError:
             # hard stop: the URL goes back to the queue (resume fetches it)
             self.frontier.mark(it.url, QUEUED)
@@ -458,18 +556,32 @@ class Crawler:
             self._fail(it, res, res.error, res.detail)
             return
         assert status is not None
+        if it.url in self._stored and it.kind == "page":
+            if status == 304:
+                self._unchanged(it, res)
+                return
+            if status in (404, 410):
+                self._page_gone(it, res)
+                return
         if 300 <= status < 400 and res.location:
             self._redirect(it, res)
             return
         if status >= 400 or status < 200 or res.body is None:
             self._fail(it, res, f"http {status}", "")
             return
-        if it.kind == "sitemap":
+        if it.kind != "page":  # sitemap or feed
             await self._sitemap(it, res)
             return
         await self._page(it, res)
 
     def _fail(self, it: Item, res: FetchResult, kind: str, detail: str) -> None:
+        self._gone.add(it.url)
+        if it.url in self._probes and res.status is not None and 400 <= res.status < 500:
+            # the guessed /sitemap.xml is not there: nothing failed
+            self._started -= 1  # and it does not use up a --max-pages fetch
+            self.frontier.mark(it.url, SKIPPED, res.status, "no sitemap")
+            self.frontier.log(it.url, "skipped", res.status, "no sitemap", "", res.nbytes, res.elapsed)
+            return
         self.stats.errors += 1
         self.stats.error_kinds[kind.split()[0]] += 1
         self.frontier.mark(it.url, FAILED, res.status, kind)
@@ -505,28 +617,111 @@ class Crawler:
         self._accept([make_item(target, it.depth, it.kind, hops=it.hops + 1, via=it.url, trail=it.trail)])
 
     async def _page(self, it: Item, res: FetchResult) -> None:
-        if self.cfg.resume and it.host not in self._primed:
+        if self.cfg.resume and not self.stats.recrawl and it.host not in self._primed:
+            # (not in a resumed recrawl: a changed page's own stored blocks would count as seen)
             # blocks kept before the interruption: the site's dedup state continues
             self._primed.add(it.host)
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
         follow = self.cfg.max_depth is None or it.depth < self.cfg.max_depth
-        result = await self.analyzer.analyse(it.host, res.body or b"", it.target, res.content_type, follow)
+        # X-Robots-Tag is known before the analysis: a noindex page is parsed for links only
+        h_noindex, h_nofollow = x_robots_tag(list(res.robots_tag), self.agent)
+        body = res.body or b""
+        body_hash = hashlib.blake2b(body, digest_size=16).hexdigest()
+        before = self._stored.get(it.url)
+        if before is not None and before[2] == body_hash:
+            # recrawl, a 200 with the same body (a server without validators): kept as it is, and
+            # not analysed (its links are the ones it had)
+            self._unchanged(it, res)
+            return
+        result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, follow,
+                                             False if h_noindex else None)
         if result.error is not None:  # a PDF that cannot be read: one log line, nothing stored
             self._fail(it, res, "pdf", result.error)
             return
+        sig = result.signals
+        st = self.stats
+        if follow and (sig.nofollow or h_nofollow):
+            st.nofollow += len(result.hrefs) + len(sig.nofollow_hrefs)
+            follow = False
         if follow:
-            self.add_links(it.target, result.base, result.hrefs, it.depth + 1, it.trail)
+            hrefs = result.hrefs
+            if sig.nofollow_hrefs:
+                if self.cfg.follow_nofollow:
+                    hrefs = hrefs + list(sig.nofollow_hrefs)
+                else:
+                    st.nofollow += len(sig.nofollow_hrefs)
+            self.add_links(it.target, result.base, hrefs, it.depth + 1, it.trail)
+            if self.cfg.feeds and sig.feeds:
+                self._feeds(result.base, sig.feeds)
+        if sig.noindex or h_noindex:
+            st.noindex += 1
+            self._not_stored(it, res, "noindex")
+            return
+        canonical = self._fold_onto(it, result.base, sig.canonical)
+        if canonical is not None:
+            st.canonical += 1
+            self._not_stored(it, res, "canonical " + canonical)
+            return
+        if not result.blocks and canonical_elsewhere(it.target, result.base, sig.canonical) and self.spec.extract:
+            # the worker skipped the pipeline expecting a fold that the engine refused: run it now
+            result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, False, True)
         self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.target, status=res.status or 200,
                              content_type=res.content_type, title=result.title, content_hash=result.content_hash,
-                             markdown=result.markdown)
+                             markdown=result.markdown, etag=res.etag, last_modified=res.last_modified, body_hash=body_hash)
+        if st.recrawl:
+            if before is None:
+                st.new += 1
+            else:
+                st.changed += 1
         self.frontier.mark(it.url, DONE, res.status)
         self.frontier.log(it.url, "fetched", res.status, None, "", res.nbytes, res.elapsed)
-        st = self.stats
         st.pages += 1
         st.blocks += len(result.blocks)
         st.chunks += len(result.chunks)
         for listener in self._listeners or ():
             listener.page(st)
+
+
+    def _unchanged(self, it: Item, res: FetchResult) -> None:
+        self.stats.unchanged += 1
+        self.store.touch_page(it.url, etag=res.etag, last_modified=res.last_modified)
+        self.frontier.mark(it.url, DONE, res.status)
+        self.frontier.log(it.url, "unchanged", res.status, None, "", res.nbytes, res.elapsed)
+
+    def _page_gone(self, it: Item, res: FetchResult) -> None:
+        """A stored page answers 404/410: it, its blocks, chunks and their index rows are removed."""
+        self.stats.gone += 1
+        self._gone.add(it.url)
+        self.store.delete_page(it.url)
+        self.frontier.mark(it.url, FAILED, res.status, "gone")
+        self.frontier.log(it.url, "gone", res.status, None, "removed from the store", res.nbytes, res.elapsed)
+
+    def _not_stored(self, it: Item, res: FetchResult, why: str) -> None:
+        if it.url in self._stored and self.store.delete_page(it.url):  # recrawl: stored before, not now
+            self.stats.gone += 1
+        self.frontier.mark(it.url, DONE, res.status)
+        self.frontier.log(it.url, "fetched", res.status, None, "not stored: " + why, res.nbytes, res.elapsed)
+
+    def _fold_onto(self, it: Item, base: str, href: str | None) -> str | None:
+        """The canonical URL this page defers to (then it is not stored), or None (stored).
+
+        A page naming another URL of its host as canonical is not stored twice: the canonical URL
+        is stored (queued here if new) and this one is skipped. It is stored after all when the
+        canonical cannot stand for it: out of scope or excluded, disallowed by robots.txt,
+        failed, itself folded onto another page (A <-> B canonicals: the second one is kept), or
+        the URL that redirected here."""
+        c = canonical_elsewhere(it.target, base, href)
+        if c is None:
+            return None
+        key = url_key(c)
+        if (key in self._folded or key in self._gone or key in self._rejected
+                or (it.via is not None and key in redirect_chain(it.url, it.via, self._redirect_via))
+                or reject_reason(self.policy, c, 0) or self.sched.blocks(host_of(c), c)):
+            return None
+        if key not in self._seen:
+            self._accept([make_item(c, it.depth, trail=it.trail)])
+        self._folded.add(it.url)
+        return c
 
 
 def crawl(store: Store, config: CrawlConfig, spec: PipelineConfig | None = None) -> CrawlStats:

@@ -35,7 +35,7 @@ import email.utils
 import sys
 import time
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ import aiohttp
 
 from ..compress import BodyTooLarge, Inflater
 from .addresses import AddressPolicy, PolicyResolver, forbidden_reason, policy_middleware
+from .credentials import Credentials, load_cookies, redact
 from .urls import wire_url
 
 if TYPE_CHECKING:
@@ -72,6 +73,9 @@ class FetchResult:
     nbytes: int = 0  # bytes received on the wire (body, before decompression)
     truncated: bool = False  # truncate=True and the body was longer than max_bytes: body is its prefix
     waited: float = 0.0  # seconds spent in the gate
+    robots_tag: tuple[str, ...] = ()  # X-Robots-Tag header values
+    etag: str | None = None  # ETag, for a later conditional request (recrawl)
+    last_modified: str | None = None  # Last-Modified, likewise
 
 
 class _Dropped(aiohttp.ClientConnectionError):
@@ -166,12 +170,33 @@ async def _headers_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -
         w.on_sent()
 
 
+def _socks_connector(proxy: str | None, kw: dict[str, Any]) -> aiohttp.TCPConnector | None:
+    """A gated connector through a SOCKS proxy (socks4/socks5 URL), or None for other proxies.
+    Needs the optional aiohttp-socks package; the target's name is resolved by the proxy, so the
+    address check after DNS (addresses.py) cannot run there: the literal-host check still does."""
+    if not proxy or not proxy.startswith("socks"):
+        return None
+    try:
+        from aiohttp_socks import ProxyConnector
+    except ImportError:
+        from ..errors import ConfigError
+        raise ConfigError("proxy: a socks proxy needs the aiohttp-socks package (pip install aiohttp-socks)") from None
+    kw = {k: v for k, v in kw.items() if k != "resolver"}
+    gated: type[ProxyConnector] = type("_GatedSocksConnector", (_GatedConnector, ProxyConnector), {})
+    return gated.from_url(proxy, rdns=True, **kw)
+
+
 class AiohttpFetcher:
     def __init__(self, user_agent: str, timeout: float = 10.0, max_bytes: int = 10 * 1024 * 1024,
-                 concurrency: int = 32, per_host: int = 4, addresses: AddressPolicy | None = None) -> None:
+                 concurrency: int = 32, per_host: int = 4, addresses: AddressPolicy | None = None,
+                 credentials: Credentials | None = None) -> None:
         """addresses: which IP addresses may be connected to, checked after DNS (a public name
-        re-bound to 127.0.0.1 is refused) and for literal hosts on redirects; None: any."""
+        re-bound to 127.0.0.1 is refused) and for literal hosts on redirects; None: any.
+        credentials: extra headers, cookies, per-host Authorization and the proxy
+        (crawl.credentials); their secrets are redacted from every error text."""
         self.addresses = addresses
+        self.credentials = credentials or Credentials()
+        self._secrets = self.credentials.secrets()
         self._resolver: PolicyResolver | None = None
         self.user_agent, self.timeout, self.max_bytes = user_agent, timeout, max_bytes
         self.concurrency, self.per_host = concurrency, per_host
@@ -182,15 +207,22 @@ class AiohttpFetcher:
         if self.addresses is not None:
             self._resolver = PolicyResolver(self.addresses)
             middlewares += (policy_middleware(self.addresses),)
-        conn = _GatedConnector(limit=self.concurrency, limit_per_host=self.per_host + 1,
-                               ttl_dns_cache=300, enable_cleanup_closed=True, resolver=self._resolver)
+        cred = self.credentials
+        kw: dict[str, Any] = dict(limit=self.concurrency, limit_per_host=self.per_host + 1,
+                                  ttl_dns_cache=300, enable_cleanup_closed=True, resolver=self._resolver)
+        conn = _socks_connector(cred.proxy, kw) or _GatedConnector(**kw)
         trace = aiohttp.TraceConfig()
         trace.on_request_headers_sent.append(_headers_sent)
+        # one jar for the crawl: Set-Cookie honoured per host (unsafe: IP-literal hosts too)
+        jar = aiohttp.CookieJar(unsafe=True)
+        if cred.cookies:
+            load_cookies(jar, cred.cookies)
+        headers = {"User-Agent": self.user_agent, "Accept-Encoding": "gzip, deflate",
+                   "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"}
+        headers.update(cred.headers)
         self.session = aiohttp.ClientSession(
-            connector=conn, trace_configs=[trace], auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-            middlewares=middlewares,
-            headers={"User-Agent": self.user_agent, "Accept-Encoding": "gzip, deflate",
-                     "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"},
+            connector=conn, trace_configs=[trace], auto_decompress=False, cookie_jar=jar,
+            middlewares=middlewares, headers=headers, trust_env=False,  # proxies: Credentials.proxy_for
             # the total is ours (asyncio timeout around get, rescheduled around the gate)
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=min(self.timeout, 10.0)))
         return self
@@ -203,7 +235,8 @@ class AiohttpFetcher:
 
     async def get(self, url: str, *, accept: tuple[str, ...] | None = HTML_TYPES, follow: bool = False,
                   gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
-                  max_bytes: int | None = None, truncate: bool = False) -> FetchResult:
+                  max_bytes: int | None = None, truncate: bool = False,
+                  headers: Mapping[str, str] | None = None) -> FetchResult:
         """GET url.
 
         accept: a body whose Content-Type is not one of these is not read (error "content_type").
@@ -212,7 +245,8 @@ class AiohttpFetcher:
               (the per-host politeness turn); on_sent: called as the head is written.
         max_bytes: cap on the wire bytes and on the decompressed body (default: the fetcher's).
         truncate: over the cap, return the first max_bytes bytes with truncated=True instead of
-              the error "too_large" / "bomb"."""
+              the error "too_large" / "bomb".
+        headers: extra headers for this request (recrawl: If-None-Match / If-Modified-Since)."""
         res = FetchResult(url)
         limit = self.max_bytes if max_bytes is None else max_bytes
         assert self.session is not None
@@ -224,7 +258,8 @@ class AiohttpFetcher:
                 w = _Wire(gate, on_sent, deadline, self.timeout)
                 token = _WIRE.set(w)
                 try:
-                    async with self.session.get(wire_url(url), allow_redirects=follow, max_redirects=5) as r:
+                    async with self.session.get(wire_url(url), allow_redirects=follow, max_redirects=5,
+                                                **self._request_options(url, headers)) as r:
                         await self._read(r, res, accept, limit, truncate)
                 finally:
                     _WIRE.reset(token)
@@ -249,14 +284,36 @@ class AiohttpFetcher:
             res.error, res.detail = "http", f"{type(e).__name__}: {e}"
         except zlib.error as e:
             res.error, res.detail = "decode", f"bad compressed body: {e}"
+        except Exception as e:  # noqa: BLE001 - aiohttp-socks' own errors derive from Exception only
+            if not type(e).__module__.startswith(("aiohttp_socks", "python_socks")):
+                raise
+            res.error, res.detail = "proxy", f"{type(e).__name__}: {e}"
         if res.error is not None and res.error != "content_type":
             res.body = None
+        if self._secrets and res.detail:
+            res.detail = redact(res.detail, self._secrets)
         end = time.monotonic()
         if w is not None and w.sends:
             res.elapsed, res.waited = end - w.t_sent, w.waited
         else:
             res.elapsed = end - t0
         return res
+
+    def _request_options(self, url: str, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Per-request headers, Authorization (only for the host it was given for) and proxy."""
+        cred = self.credentials
+        opts: dict[str, Any] = {"headers": dict(headers)} if headers else {}
+        if cred.auth or cred.bearer:
+            u = wire_url(url)
+            if u.host:
+                value = cred.authorization(u.host, u.port, {"http": 80, "https": 443}.get(u.scheme))
+                if value:
+                    opts.setdefault("headers", {})["Authorization"] = value
+        if cred.proxy is None or not cred.proxy.startswith("socks"):
+            proxy = cred.proxy_for(url)
+            if proxy:
+                opts["proxy"] = proxy
+        return opts
 
     @staticmethod
     async def _read(r: aiohttp.ClientResponse, res: FetchResult, accept: tuple[str, ...] | None,
@@ -265,6 +322,8 @@ class AiohttpFetcher:
         res.content_type = r.headers.get("Content-Type")
         res.location = r.headers.get("Location")
         res.retry_after = parse_retry_after(r.headers.get("Retry-After"))
+        res.robots_tag = tuple(r.headers.getall("X-Robots-Tag", ()))
+        res.etag, res.last_modified = r.headers.get("ETag"), r.headers.get("Last-Modified")
         if 300 <= r.status < 400 and res.location:
             return
         ctype = (res.content_type or "").split(";", 1)[0].strip().lower()

@@ -66,7 +66,8 @@ class MemoryFetcher:
 
     async def get(self, url: str, *, accept: tuple[str, ...] | None, follow: bool = False,
                   gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
-                  max_bytes: int | None = None, truncate: bool = False) -> FetchResult:
+                  max_bytes: int | None = None, truncate: bool = False,
+                  headers: Mapping[str, str] | None = None) -> FetchResult:
         if gate is not None:
             await gate()
         host = host_of(url)

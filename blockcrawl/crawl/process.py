@@ -20,6 +20,7 @@ from ..compress import inflate
 from ..extraction.pdf import is_pdf
 from ..pipeline import DEFAULT_MAX_BYTES, PipelineConfig, SitePipeline
 from ..records import Block, Chunk
+from .links import PageSignals
 
 # The crawl's pipeline description is the shared PipelineConfig (frozen, slotted, picklable: each
 # worker process builds its own SitePipeline per site from it). PipelineSpec is its old name.
@@ -39,6 +40,7 @@ class PageOut:
     duplicates: int = 0
     markdown: str = ""  # the main content as Markdown (extraction.markdown), stored with the page
     error: str | None = None  # why nothing is stored (a PDF encrypted, broken, too long): one log line
+    signals: PageSignals = PageSignals()  # meta robots, canonical, feeds, rel=nofollow links (links.scan)
 
 
 # --------------------------------------------------------------------------- worker side
@@ -72,22 +74,33 @@ def prime(site: str, pairs: list[tuple[str, str]]) -> int:
     return len(pairs)
 
 
-def analyse(site: str, body: bytes, url: str, content_type: str | None, links: bool) -> PageOut:
+def analyse(site: str, body: bytes, url: str, content_type: str | None, links: bool,
+            extract: bool | None = None) -> PageOut:
+    """extract (realweb): None, the pipeline runs unless the page will not be stored (meta robots
+    noindex, or a canonical URL elsewhere on its host: links.canonical_elsewhere), so such a page
+    neither costs the pipeline's time nor marks its blocks as seen for the site's dedup (the
+    canonical page would then be stored without them); True: always; False: never."""
     from ..parse import load
-    from .links import base_url, raw_links
+    from .links import base_url, canonical_elsewhere, scan
     if body[:2] == b"\x1f\x8b":  # a gzip file served as HTML without Content-Encoding
         body = _gunzip(body, _SPEC.max_bytes if _SPEC is not None else DEFAULT_MAX_BYTES)
     if is_pdf(content_type, body):
         return _analyse_pdf(site, body, url)
     dom = load(body, url, content_type)
-    base = base_url(dom, url) if links else url
-    hrefs = raw_links(dom) if links else []
-    if _SPEC is not None and not _SPEC.extract:
+    # realweb: one pass for links and the page's signals (canonical is needed even at max depth)
+    base = base_url(dom, url)
+    hrefs, signals = scan(dom)
+    if not links:
+        hrefs, signals = [], signals.replace_links()
+    if extract is None:
+        extract = not (signals.noindex or canonical_elsewhere(url, base, signals.canonical))
+    if (_SPEC is not None and not _SPEC.extract) or not extract:
         title = dom.title()
-        return PageOut(title, hashlib.blake2b(body, digest_size=16).hexdigest(), base, hrefs)
+        return PageOut(title, hashlib.blake2b(body, digest_size=16).hexdigest(), base, hrefs, signals=signals)
     res = _pipe(site).process_dom(dom, markdown=True)
     digest = hashlib.blake2b(res.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return PageOut(res.title, digest, base, hrefs, res.blocks, res.chunks, res.duplicates, res.markdown)
+    return PageOut(res.title, digest, base, hrefs, res.blocks, res.chunks, res.duplicates, res.markdown,
+                   signals=signals)
 
 
 def _analyse_pdf(site: str, body: bytes, url: str) -> PageOut:
@@ -157,8 +170,9 @@ class Analyzer:
         if pairs:
             await asyncio.get_running_loop().run_in_executor(self._pool(site), prime, site, pairs)
 
-    async def analyse(self, site: str, body: bytes, url: str, content_type: str | None, links: bool) -> PageOut:
+    async def analyse(self, site: str, body: bytes, url: str, content_type: str | None, links: bool,
+                      extract: bool | None = None) -> PageOut:
         return await asyncio.get_running_loop().run_in_executor(
-            self._pool(site), analyse, site, body, url, content_type, links)
+            self._pool(site), analyse, site, body, url, content_type, links, extract)
 
 

@@ -6,7 +6,7 @@ in-memory one: crawl.memfetch; a headless browser later) touches no engine file.
 """
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self
 
@@ -31,6 +31,9 @@ class Fetcher(Protocol):
     on_sent:   called when the request head has left; later requests to the host count from then.
     max_bytes: the size cap for this request (default: the fetcher's own).
     truncate:  a body over max_bytes is cut there and returned (robots.txt), not an error.
+    headers:   extra request headers (crawl --recrawl: If-None-Match / If-Modified-Since; the
+               engine passes it only when it has some, so a fetcher without it still works for
+               a plain crawl). FetchResult.etag / last_modified / robots_tag carry the answer's.
     """
 
     async def __aenter__(self) -> Self: ...
@@ -40,7 +43,8 @@ class Fetcher(Protocol):
 
     async def get(self, url: str, *, accept: tuple[str, ...] | None, follow: bool = False,
                   gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
-                  max_bytes: int | None = None, truncate: bool = False) -> FetchResult: ...
+                  max_bytes: int | None = None, truncate: bool = False,
+                  headers: Mapping[str, str] | None = None) -> FetchResult: ...
 
 
 class Frontier(Protocol):
@@ -90,7 +94,9 @@ class Analyzer(Protocol):
     async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None: ...
 
     async def analyse(self, site: str, body: bytes, url: str, content_type: str | None,
-                      links: bool) -> PageOut: ...
+                      links: bool, extract: bool | None = None) -> PageOut:
+        """extract: None lets the analyser skip the pipeline for a page that will not be stored
+        (noindex, canonical elsewhere: process.analyse); True / False force it on / off."""
 
 
 class CrawlListener(Protocol):

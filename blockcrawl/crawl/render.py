@@ -41,7 +41,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -218,9 +218,10 @@ class RenderingFetcher:
     # ------------------------------------------------------------------ the Fetcher protocol
     async def get(self, url: str, *, accept: tuple[str, ...] | None, follow: bool = False,
                   gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
-                  max_bytes: int | None = None, truncate: bool = False) -> FetchResult:
+                  max_bytes: int | None = None, truncate: bool = False,
+                  headers: Mapping[str, str] | None = None) -> FetchResult:
         res = await self.inner.get(url, accept=accept, follow=follow, gate=gate, on_sent=on_sent,
-                                   max_bytes=max_bytes, truncate=truncate)
+                                   max_bytes=max_bytes, truncate=truncate, headers=headers)
         if self._off or follow or truncate or not await self._wants(res):
             return res
         ctx = await self._ensure_browser()

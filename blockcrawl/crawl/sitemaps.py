@@ -43,8 +43,10 @@ class Sitemaps:
         self.accepted += 1
         return None
 
-    def from_robots(self, urls: Iterable[str], known: Callable[[str], bool]) -> tuple[list[Item], Counter[str]]:
-        """Items for the sitemaps a robots.txt names (in scope, not known yet)."""
+    def from_robots(self, urls: Iterable[str], known: Callable[[str], bool],
+                    kind: str = "sitemap") -> tuple[list[Item], Counter[str]]:
+        """Items for the sitemaps a robots.txt names (in scope, not known yet); kind "feed": the
+        feeds a page links (absolute URLs), counted against the same file bound."""
         items: list[Item] = []
         turned: Counter[str] = Counter()
         for raw in urls:
@@ -55,12 +57,16 @@ class Sitemaps:
             if why:
                 turned[why] += 1
                 continue
-            items.append(make_item(u, 0, kind="sitemap"))
+            items.append(make_item(u, 0, kind=kind))
         return items, turned
 
     async def read(self, body: bytes) -> Sitemap:
-        """Parse in a thread: a 50,000-URL file takes tens of ms, the loop must keep serving sockets."""
-        return await asyncio.to_thread(parse_sitemap, body, max_urls=self.max_urls, max_bytes=self.max_bytes)
+        """Parse in a thread: a 50,000-URL file takes tens of ms, the loop must keep serving sockets.
+        A feed (RSS, Atom, JSON Feed: crawl.feeds) is read as a sitemap of its items: a page's feed
+        link, or a robots.txt Sitemap: line naming a feed (search engines accept those)."""
+        from .feeds import is_feed, parse_feed
+        parse = parse_feed if is_feed(body) else parse_sitemap
+        return await asyncio.to_thread(parse, body, max_urls=self.max_urls, max_bytes=self.max_bytes)
 
     def listed(self, parent: Item, sm: Sitemap, known: Callable[[str], bool]) -> tuple[list[Item], Counter[str]]:
         """Items for the URLs a sitemap lists: pages (depth 0) or, from an index, sitemaps one level

@@ -8,6 +8,9 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
   application_id set so that another program's SQLite file is told apart from a store.
 - 2: pages.markdown, the main content as Markdown written by the crawl (export --format markdown);
   NULL for pages stored before, which export rebuilds from their blocks.
+- 3: pages.etag and pages.last_modified, the validators of the page's last 200 answer, for the
+  conditional requests of `crawl --recrawl` (If-None-Match / If-Modified-Since), and pages.body_hash
+  (the body's blake2b-128), which tells an unchanged page from a server without validators.
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
@@ -23,7 +26,7 @@ from ..errors import StoreError
 
 # "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
 APPLICATION_ID = 0x626C4372
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -34,8 +37,11 @@ CREATE TABLE IF NOT EXISTS pages (
     content_type TEXT,
     title TEXT,
     content_hash TEXT,                 -- hash of the extracted text: unchanged pages are not re-indexed
-    fetched_at REAL,
-    markdown TEXT                      -- main content as Markdown (schema 2; NULL before)
+    fetched_at REAL,                   -- last fetched (a 304 on --recrawl counts)
+    markdown TEXT,                     -- main content as Markdown (schema 2; NULL before)
+    etag TEXT,                         -- validators of the last 200, for --recrawl's conditional GET
+    last_modified TEXT,
+    body_hash TEXT                     -- blake2b-128 of the body: same body on --recrawl = unchanged
 );
 CREATE TABLE IF NOT EXISTS blocks (
     id INTEGER PRIMARY KEY,
@@ -168,6 +174,15 @@ def _to_1(db: sqlite3.Connection) -> None:
     db.execute(f"PRAGMA application_id={APPLICATION_ID}")
 
 
+def _to_3(db: sqlite3.Connection) -> None:
+    """2 -> 3: pages.etag, pages.last_modified, pages.body_hash (NULL for pages fetched before:
+    recrawled unconditionally)."""
+    have = _columns(db, "pages")
+    for col in ("etag", "last_modified", "body_hash"):
+        if col not in have:
+            db.execute(f"ALTER TABLE pages ADD COLUMN {col} TEXT")
+
+
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
 # bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
@@ -177,7 +192,7 @@ def _to_2(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE pages ADD COLUMN markdown TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

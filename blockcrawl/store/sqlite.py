@@ -253,17 +253,22 @@ class SqliteStore:
     @_guard
     def save_page(self, url: str, blocks: list[Block], chunks: list[Chunk], *, final_url: str | None = None,
                   status: int = 200, content_type: str | None = None, title: str = "",
-                  content_hash: str | None = None, markdown: str | None = None) -> int:
+                  content_hash: str | None = None, markdown: str | None = None, etag: str | None = None,
+                  last_modified: str | None = None, body_hash: str | None = None) -> int:
         """Insert or replace a page with its blocks and chunks; returns the page id. No commit.
-        markdown: the page's main content as Markdown (export --format markdown), if made."""
+        markdown: the page's main content as Markdown (export --format markdown), if made.
+        etag, last_modified: the answer's validators, sent back by `crawl --recrawl`; body_hash: the
+        body's hash, by which a recrawl tells an unchanged page from a server without validators."""
         db = self._writable()
         cur = db.execute(
-            "INSERT INTO pages(url, final_url, status, content_type, title, content_hash, fetched_at, markdown) "
-            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(url) DO UPDATE SET final_url=excluded.final_url, "
-            "status=excluded.status, content_type=excluded.content_type, title=excluded.title, "
-            "content_hash=excluded.content_hash, fetched_at=excluded.fetched_at, markdown=excluded.markdown "
-            "RETURNING id",
-            (url, final_url or url, status, content_type, title, content_hash, time.time(), markdown or None))
+            "INSERT INTO pages(url, final_url, status, content_type, title, content_hash, fetched_at, markdown, etag, "
+            "last_modified, body_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(url) DO UPDATE SET "
+            "final_url=excluded.final_url, status=excluded.status, content_type=excluded.content_type, "
+            "title=excluded.title, content_hash=excluded.content_hash, fetched_at=excluded.fetched_at, "
+            "markdown=excluded.markdown, etag=excluded.etag, last_modified=excluded.last_modified, "
+            "body_hash=excluded.body_hash RETURNING id",
+            (url, final_url or url, status, content_type, title, content_hash, time.time(), markdown or None, etag,
+             last_modified, body_hash))
         page_id = int(cur.fetchone()[0])
         db.execute("DELETE FROM blocks WHERE page_id=?", (page_id,))
         db.execute("DELETE FROM chunks WHERE page_id=?", (page_id,))
@@ -299,6 +304,36 @@ class SqliteStore:
         return list(self._db.execute(
             "SELECT b.text, b.hash FROM blocks b JOIN pages p ON p.id = b.page_id "
             "WHERE substr(p.url, 1, ?) = ? ORDER BY b.page_id, b.position", (len(url_prefix), url_prefix)))
+
+    # ------------------------------------------------------------------ recrawl (crawl --recrawl)
+    @_guard
+    def recrawl_pages(self) -> list[tuple[str, str, float, str | None, str | None, str | None]]:
+        """(url, final_url, fetched_at, etag, last_modified, body_hash) of every stored page, oldest
+        fetch first: what an incremental recrawl revisits."""
+        return [(str(u), str(f or u), float(t or 0.0), e, m, h) for u, f, t, e, m, h in self._writable().execute(
+            "SELECT url, final_url, fetched_at, etag, last_modified, body_hash FROM pages ORDER BY fetched_at")]
+
+    @_guard
+    def touch_page(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> None:
+        """The page was confirmed unchanged (304, or the same text): its fetch time is now; new
+        validators, if the answer carried any, replace the old. No commit."""
+        self._writable().execute(
+            "UPDATE pages SET fetched_at=?, etag=coalesce(?, etag), last_modified=coalesce(?, last_modified) "
+            "WHERE url=?", (time.time(), etag, last_modified, url))
+
+    @_guard
+    def delete_page(self, url: str) -> bool:
+        """Remove a page that is gone (404/410) with its blocks and chunks; the chunks' keyword-index
+        rows and vector mappings go with them (triggers of the index schema), so search never returns
+        it again. Returns whether there was such a page. No commit."""
+        db = self._writable()
+        row = db.execute("SELECT id FROM pages WHERE url=?", (url,)).fetchone()
+        if row is None:
+            return False
+        db.execute("DELETE FROM chunks WHERE page_id=?", (row[0],))
+        db.execute("DELETE FROM blocks WHERE page_id=?", (row[0],))
+        db.execute("DELETE FROM pages WHERE id=?", (row[0],))
+        return True
 
     def frontier(self) -> SqliteFrontier:
         """The crawl's frontier and log, on this store's writer connection (committed with the pages)."""
