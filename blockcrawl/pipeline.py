@@ -174,7 +174,7 @@ class SitePipeline:
                 keep = self.selector(dom) if self.selector and len(dom) else None
             blocks = blocks_from_dom(dom, keep=keep, full_path=self.full_path)  # type: ignore[arg-type]
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
-        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)
+        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
         return PageResult(url, title, text, new, chunks, len(blocks) - len(new))

@@ -209,21 +209,87 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
     return out
 
 
+TABLE_KINDS = frozenset({"table", "infobox"})
+CONTEXT_SEP = " > "
+
+
+def chunk_context(title: str, block: Block) -> str:
+    """What a chunk of block lacks to stand alone: the page title and the headings above the one
+    its text's prefix shows (the prefix shows the last heading, or the whole path with
+    full_path). The title is left out when the first heading repeats it (the article's h1):
+    "Mischa Barton > Filmography" for a chunk reading "Film: Year: 1999 | ...".
+    The title is whitespace-normalised; the site name after it ("- Wikipedia") is kept, it costs
+    a few tokens and cutting it needs a guess per site."""
+    path = block.heading_path
+    prefix = block.text[: len(block.text) - len(block.body)] if block.text.endswith(block.body) else ""
+    shown_all = bool(path) and prefix.startswith(CONTEXT_SEP.join(path))
+    parts = [] if shown_all else list(path[:-1])
+    title = " ".join(title.split())
+    if title and not (path and path[0].lower() in title.lower()):
+        parts.insert(0, title)
+    return CONTEXT_SEP.join(parts)
+
+
+def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, overlap: int,
+               tok: Tokenizer) -> list[tuple[str, int]]:
+    """Whole rows packed into pieces of at most budget tokens, in order, no overlap (every row
+    carries its column names, so none needs its neighbour); a row over budget is split like text
+    (with overlap), on its own."""
+    out: list[tuple[str, int]] = []
+    cur: list[str] = []
+    n = 0
+    for row, counts in zip(rows, row_counts):
+        c = sum(counts)
+        if cur and n + c > budget:
+            out.append(("\n".join(cur), n))
+            cur, n = [], 0
+        if c > budget:
+            out.extend(split_text(row, budget, min(overlap, budget - 1), tok, counts=counts))
+            continue
+        cur.append(row)
+        n += c
+    if cur:
+        out.append(("\n".join(cur), n))
+    return out
+
+
 def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
-                 tokenizer: Tokenizer | None = None) -> list[Chunk]:
+                 tokenizer: Tokenizer | None = None, title: str = "") -> list[Chunk]:
     """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
-    carries the block's heading prefix so it reads on its own."""
+    carries the block's heading prefix so it reads on its own, and its context (chunk_context:
+    title and outer headings) for the embedding; size bounds the two together (n_tokens).
+    A table's chunks are its rows packed whole (Block.rows), each chunk behind the table's
+    heading and caption."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
     # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
     prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
-    # Tokens per word of every body and prefix of the page in one call.
-    counts = word_counts(tok, [b.body for b in blocks] + prefixes)
+    contexts = [chunk_context(title, b) for b in blocks]
+    nb = len(blocks)
+    table_rows = [r for b in blocks if b.kind in TABLE_KINDS and b.rows for r in b.rows]
+    # Tokens per word of every body, prefix, context (with its " >") and table row in one call.
+    counts = word_counts(tok, [b.body for b in blocks] + prefixes
+                         + [c + CONTEXT_SEP.rstrip() if c else "" for c in contexts] + table_rows)
+    row_counts = counts[3 * nb:]
     chunks: list[Chunk] = []
-    for b, prefix, body_counts, prefix_counts in zip(blocks, prefixes, counts, counts[len(blocks):]):
-        reserve, total = sum(prefix_counts), sum(body_counts)
+    first_row = 0
+    for k, (b, prefix) in enumerate(zip(blocks, prefixes)):
+        body_counts, context = counts[k], contexts[k]
+        reserve, total, ctx = sum(counts[nb + k]), sum(body_counts), sum(counts[2 * nb + k])
+        if ctx and reserve + ctx > size // 2:
+            context, ctx = "", 0  # a context too long to repeat: the text alone
+        reserve += ctx
+        if b.kind in TABLE_KINDS and b.rows:
+            rc = row_counts[first_row:first_row + len(b.rows)]
+            first_row += len(b.rows)
+            if reserve <= size // 2:  # rows whole, in the form that names every cell
+                pieces = _pack_rows(b.rows, rc, size - reserve, overlap, tok)
+                for idx, (text, n) in enumerate(pieces):
+                    chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash,
+                                        n + reserve, context))
+                continue
         if reserve + total <= size:  # most blocks fit whole (a lone heading is all prefix)
-            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + total))
+            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + total, context))
             continue
         if not b.body or reserve > size // 2:
             # a heading too long to repeat on every chunk (a CJK paragraph in an <h2>): the block's
@@ -235,7 +301,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
         budget = size - reserve
         pieces = split_text(b.body, budget, min(overlap, budget - 1), tok, counts=body_counts)
         for idx, (text, n) in enumerate(pieces):
-            chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + reserve))
+            chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + reserve,
+                                context))
     return chunks
 
 
