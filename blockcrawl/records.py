@@ -47,7 +47,7 @@ class Chunk:
     block_position: int
     chunk_index: int  # index of the chunk within its block
     block_hash: str
-    n_tokens: int  # tokens of what is embedded: context and text (embedding_text)
+    n_tokens: int  # tokens of the text; with the context's, at most the chunk size
     # What the text lacks to stand alone: the page title and the headings above the one its prefix
     # shows ("Mischa Barton > Filmography"). Embedded with the text, stored apart from it, so the
     # text stays what the page says ("Film: ...") and search shows it as such.

@@ -257,7 +257,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
                  tokenizer: Tokenizer | None = None, title: str = "") -> list[Chunk]:
     """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
     carries the block's heading prefix so it reads on its own, and its context (chunk_context:
-    title and outer headings) for the embedding; size bounds the two together (n_tokens).
+    title and outer headings) for the embedding; size bounds the two together (n_tokens counts
+    the text alone, as before).
     A table's chunks are its rows packed whole (Block.rows), each chunk behind the table's
     heading and caption."""
     tok = tokenizer or default_tokenizer()
@@ -278,6 +279,7 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
         reserve, total, ctx = sum(counts[nb + k]), sum(body_counts), sum(counts[2 * nb + k])
         if ctx and reserve + ctx > size // 2:
             context, ctx = "", 0  # a context too long to repeat: the text alone
+        own = reserve  # n_tokens counts the text; the budget counts the context too
         reserve += ctx
         if b.kind in TABLE_KINDS and b.rows:
             rc = row_counts[first_row:first_row + len(b.rows)]
@@ -286,10 +288,10 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
                 pieces = _pack_rows(b.rows, rc, size - reserve, overlap, tok)
                 for idx, (text, n) in enumerate(pieces):
                     chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash,
-                                        n + reserve, context))
+                                        n + own, context))
                 continue
         if reserve + total <= size:  # most blocks fit whole (a lone heading is all prefix)
-            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + total, context))
+            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, own + total, context))
             continue
         if not b.body or reserve > size // 2:
             # a heading too long to repeat on every chunk (a CJK paragraph in an <h2>): the block's
@@ -301,7 +303,7 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
         budget = size - reserve
         pieces = split_text(b.body, budget, min(overlap, budget - 1), tok, counts=body_counts)
         for idx, (text, n) in enumerate(pieces):
-            chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + reserve,
+            chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + own,
                                 context))
     return chunks
 

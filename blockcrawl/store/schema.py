@@ -6,6 +6,7 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
   the modules that used them; stores from before the date-trap guard lack frontier.trail.
 - 1: every core table created at once (pages, blocks, chunks, frontier, crawl_log, crawl_meta),
   application_id set so that another program's SQLite file is told apart from a store.
+- 2: chunks.context (the page title and outer headings a chunk is embedded with, records.Chunk).
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
@@ -21,7 +22,7 @@ from ..errors import StoreError
 
 # "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
 APPLICATION_ID = 0x626C4372
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -55,7 +56,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading_path TEXT NOT NULL,        -- JSON list
     text TEXT NOT NULL,
     block_hash TEXT NOT NULL,
-    n_tokens INTEGER NOT NULL
+    n_tokens INTEGER NOT NULL,
+    context TEXT NOT NULL DEFAULT ''   -- title > outer headings, embedded with the text
 );
 CREATE INDEX IF NOT EXISTS chunks_page ON chunks(page_id);
 
@@ -165,10 +167,16 @@ def _to_1(db: sqlite3.Connection) -> None:
     db.execute(f"PRAGMA application_id={APPLICATION_ID}")
 
 
+def _to_2(db: sqlite3.Connection) -> None:
+    """1 -> 2: chunks.context (a store created at 0 got it from CORE_SCHEMA in _to_1)."""
+    if "context" not in _columns(db, "chunks"):
+        db.execute("ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT ''")
+
+
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
 # bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
