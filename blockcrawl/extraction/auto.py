@@ -342,10 +342,10 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
     # data tables anywhere: a page's tables are its content wherever the prose vote put the
     # article (on a Wikipedia page of short paragraphs it can pick the reference list) and
     # whatever link-dense box holds them, unless they sit in page furniture
-    for t in tables:  # data tables do not nest: O(n) in all
-        if dead[t]:
+    for tb in tables:  # data tables do not nest: O(n) in all
+        if dead[tb]:
             continue
-        for k in range(t, ends[t]):
+        for k in range(tb, ends[tb]):
             if tags[k] == TEXT and not dead[k] and not skipped[k] and not keep[k]:
                 keep[k] = True
                 kept_len += tl[k]
