@@ -165,3 +165,14 @@ def test_table_reading_is_linear():
     blocks = extract_blocks(big + nested)
     assert time.perf_counter() - t < 10
     assert sum(len(b.rows) for b in blocks) == 20000
+
+
+def test_text_chunks_end_between_sentences():
+    # the last sentence start fell in the first 60% of the chunk: it used to be cut mid-sentence
+    from blockcrawl import split_text
+
+    short = " ".join(f"s{i}" for i in range(19)) + " end."
+    long = " ".join(f"w{i}" for i in range(39)) + " stop."
+    chunks = [t for t, _ in split_text(short + " " + long, size=50, overlap=10, tokenizer=TOK)]
+    assert chunks[0] == short
+    assert chunks[-1].endswith(long)
