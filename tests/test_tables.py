@@ -138,23 +138,43 @@ def test_every_chunk_carries_title_and_outer_headings_as_context():
     assert c.embed_text == "Example FC - Wiki > History > Early years: Founded in 1900 by workers.\nIntro."
 
 
-def test_store_embeds_context_and_migrates_version_1(tmp_path):
+OLD_FTS = """
+CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading_path, content='chunks', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER chunks_fts_on_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+END;
+CREATE TRIGGER chunks_fts_on_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path) VALUES ('delete', old.id, old.text, old.heading_path);
+END;
+INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+"""
+
+
+def octane(url: str) -> Chunk:
+    return Chunk("Film: Year: 2003 | Title: Octane", url, ("Film",), 0, 0, "h", 8, "Mischa Barton > Filmography")
+
+
+def test_store_embeds_and_keyword_indexes_the_context(tmp_path):
     path = tmp_path / "s.db"
     with Store(path) as st:
-        st.save_page("https://x.test/", [], [Chunk("Film: Year: 2003 | Title: Octane", "https://x.test/", ("Film",),
-                                                   0, 0, "h", 8, "Mischa Barton > Filmography")])
+        st.save_page("https://x.test/", [], [octane("https://x.test/")])
         assert st.schema_version == SCHEMA_VERSION == 2
         st.begin_index("test-model", 3)
         assert [t for _, t in st.chunks_to_embed()] == ["Mischa Barton > Filmography > Film: Year: 2003 | Title: Octane"]
-    # a version-1 store (no chunks.context) gains the column when a writer opens it
+        assert st.keyword_ranked("barton octane", 5)[0][0] == 1  # the title matches, in the context
+    # a version-1 store, indexed (chunks_fts of two columns), no chunks.context: a writer migrates it
     db = sqlite3.connect(path)
-    db.execute("ALTER TABLE chunks DROP COLUMN context")
-    db.execute("PRAGMA user_version=1")
-    db.commit()
+    db.executescript("DROP TRIGGER chunks_fts_on_insert; DROP TRIGGER chunks_fts_on_delete;"
+                     "DROP TRIGGER chunks_fts_on_update; DROP TABLE chunks_fts;"
+                     "ALTER TABLE chunks DROP COLUMN context;" + OLD_FTS + "PRAGMA user_version=1;")
     db.close()
     with Store(path) as st:
         assert st.schema_version == 2
         assert [t for _, t in st.chunks_to_embed()] == ["Film: Year: 2003 | Title: Octane"]
+        st.save_page("https://y.test/", [], [octane("https://y.test/")])  # the triggers fill the new column
+        assert [r[0] for r in st.db.execute("SELECT c.url FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+                                            "WHERE chunks_fts MATCH 'barton'")] == ["https://y.test/"]
 
 
 def test_table_reading_is_linear():

@@ -6,7 +6,8 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
   the modules that used them; stores from before the date-trap guard lack frontier.trail.
 - 1: every core table created at once (pages, blocks, chunks, frontier, crawl_log, crawl_meta),
   application_id set so that another program's SQLite file is told apart from a store.
-- 2: chunks.context (the page title and outer headings a chunk is embedded with, records.Chunk).
+- 2: chunks.context (the page title and outer headings a chunk is embedded with, records.Chunk),
+  also a column of chunks_fts (keyword search matches the page title).
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
@@ -116,23 +117,32 @@ END;
 
 # chunks_fts: FTS5 over chunks (external content: the text is not stored twice), kept in sync with
 # chunks by triggers once created, so the crawler needs to know nothing about it.
-# remove_diacritics 2: "Zurich" finds "Zürich"; the heading path (JSON text) is searchable too.
+# remove_diacritics 2: "Zurich" finds "Zürich"; the heading path (JSON text) and the context (title >
+# outer headings) are searchable too.
 FTS_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, heading_path, content='chunks', content_rowid='id',
+    text, heading_path, context, content='chunks', content_rowid='id',
     tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER IF NOT EXISTS chunks_fts_on_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+    INSERT INTO chunks_fts(rowid, text, heading_path, context)
+    VALUES (new.id, new.text, new.heading_path, new.context);
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_fts_on_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path)
-    VALUES ('delete', old.id, old.text, old.heading_path);
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
+    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
 END;
-CREATE TRIGGER IF NOT EXISTS chunks_fts_on_update AFTER UPDATE OF text, heading_path ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path)
-    VALUES ('delete', old.id, old.text, old.heading_path);
-    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+CREATE TRIGGER IF NOT EXISTS chunks_fts_on_update AFTER UPDATE OF text, heading_path, context ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
+    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
+    INSERT INTO chunks_fts(rowid, text, heading_path, context)
+    VALUES (new.id, new.text, new.heading_path, new.context);
 END;
+"""
+_FTS_DROP = """
+DROP TRIGGER IF EXISTS chunks_fts_on_insert;
+DROP TRIGGER IF EXISTS chunks_fts_on_delete;
+DROP TRIGGER IF EXISTS chunks_fts_on_update;
+DROP TABLE IF EXISTS chunks_fts;
 """
 
 # Tables by which a version-0 file is recognised as a store (any one of them).
@@ -168,9 +178,14 @@ def _to_1(db: sqlite3.Connection) -> None:
 
 
 def _to_2(db: sqlite3.Connection) -> None:
-    """1 -> 2: chunks.context (a store created at 0 got it from CORE_SCHEMA in _to_1)."""
+    """1 -> 2: chunks.context (a store created at 0 got it from CORE_SCHEMA in _to_1), and in
+    chunks_fts if the store was indexed: the keyword index is rebuilt with the column."""
     if "context" not in _columns(db, "chunks"):
         db.execute("ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT ''")
+    if has_table(db, "chunks_fts") and "context" not in _columns(db, "chunks_fts"):
+        for sql in statements(_FTS_DROP) + statements(FTS_SCHEMA):
+            db.execute(sql)
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
 
 
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:

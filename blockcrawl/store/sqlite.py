@@ -58,7 +58,7 @@ _TERM = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is", "it", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "with", "about", "does", "do", "did"])
 COMMON_SHARE = 0.05  # of the chunks: a word in more of them is common (see keyword_ranked)
 COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word is never common
-_BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+_BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
 
 _EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pages": (("SELECT p.id, p.url, p.final_url, p.status, p.content_type, p.title, p.content_hash, p.fetched_at, "
