@@ -81,10 +81,7 @@ def data_tables(dom: Dom) -> dict[int, str]:
 
 
 def _data_tables(dom: Dom) -> dict[int, str]:
-    n = len(dom)
-    tags, parent, texts, attrs, skipped = dom.tag, dom.parent, dom.text, dom.attrs, dom.skipped
-    tab = [-1] * n  # the nearest table at or above each node
-    in_link = [False] * n
+    tags, texts, ends, attrs, skipped = dom.tag, dom.text, dom.end, dom.attrs, dom.skipped
     rows: dict[int, int] = {}
     width: dict[int, int] = {}
     cells: dict[int, int] = {}
@@ -92,65 +89,72 @@ def _data_tables(dom: Dom) -> dict[int, str]:
     links: dict[int, int] = {}
     text: dict[int, int] = {}
     link_text: dict[int, int] = {}
-    nested: set[int] = set()
     marked: set[int] = set()  # has <thead> or <caption>
-    row_cells: dict[int, int] = {}  # tr -> cells
-    row_th: dict[int, bool] = {}  # tr -> its first cell is a <th>
     key_value: dict[int, bool] = {}  # table -> every multi-cell row is th + td(s)
     first_row_th: dict[int, bool] = {}
-    for i in range(n):
-        p = parent[i]
-        up = tab[p] if p >= 0 else -1
-        t = tags[i]
-        if t == TEXT:
-            tab[i] = up
-            if up >= 0 and not skipped[i]:
-                k = len(texts[i].strip())
-                text[up] = text.get(up, 0) + k
-                if in_link[p]:
-                    link_text[up] = link_text.get(up, 0) + k
+    n = len(dom)
+    i = _next_table(tags, 0, n)
+    infobox_end = -1
+    while i < n:
+        inner = _next_table(tags, i + 1, n)
+        names = ((attrs[i] or {}).get("class") or "").lower()
+        # only a table holding no table (found by a C-speed list search), or an infobox not inside
+        # another, is walked; 50k nested layout tables cost 50k searches, not a walk each
+        if skipped[i] or not (inner >= ends[i] or ("infobox" in names and i >= infobox_end)):
+            i = inner
             continue
-        in_link[i] = t == "a" or (p >= 0 and in_link[p])
-        if t == "table":
-            tab[i] = i
-            if up >= 0:
-                nested.add(up)
-            rows[i] = width[i] = cells[i] = ths[i] = links[i] = 0
-            key_value[i] = True
-            continue
-        tab[i] = up
-        if up < 0 or skipped[i]:
-            continue
-        if t == "tr":
-            rows[up] += 1
-            row_cells[i] = 0
-        elif t in CELL_TAGS:
-            cells[up] += 1
-            if t == "th":
-                ths[up] += 1
-            r = p if p >= 0 and tags[p] == "tr" else -1
-            if r >= 0:
-                c = row_cells[r]
-                row_cells[r] = c + 1
-                width[up] = max(width[up], c + 1)
-                if c == 0:
-                    row_th[r] = t == "th"
-                elif t == "th" or not row_th[r]:
-                    key_value[up] = False  # a second <th>, or a row not led by one
-                if rows[up] == 1:
-                    first_row_th[up] = first_row_th.get(up, True) and t == "th"
-        elif t == "a":
-            links[up] += 1
-        elif t in ("thead", "caption"):
-            marked.add(up)
+        if "infobox" in names:
+            infobox_end = ends[i]
+        r = w = c_all = c_th = n_links = tl = ll = 0
+        kv, first_th = True, True
+        row = -1
+        row_cells, row_th = 0, False
+        link_end = -1
+        j, stop = i + 1, ends[i]
+        while j < stop:
+            t = tags[j]
+            if t == TEXT:
+                if not skipped[j]:
+                    k = len(texts[j].strip())
+                    tl += k
+                    if j < link_end:
+                        ll += k
+                j += 1
+                continue
+            if t == "table" or skipped[j]:  # a nested table is its own (read as part of a cell)
+                j = ends[j]
+                continue
+            if t == "tr":
+                r += 1
+                row, row_cells = j, 0
+            elif t in CELL_TAGS:
+                c_all += 1
+                if t == "th":
+                    c_th += 1
+                if row >= 0 and j < ends[row]:
+                    if row_cells == 0:
+                        row_th = t == "th"
+                    elif t == "th" or not row_th:
+                        kv = False  # a second <th>, or a row not led by one
+                    row_cells += 1
+                    w = max(w, row_cells)
+                    if r == 1:
+                        first_th = first_th and t == "th"
+            elif t == "a":
+                n_links += 1
+                link_end = max(link_end, ends[j])
+            elif t in ("thead", "caption"):
+                marked.add(i)
+            j += 1
+        rows[i], width[i], cells[i], ths[i], links[i] = r, w, c_all, c_th, n_links
+        text[i], link_text[i], key_value[i], first_row_th[i] = tl, ll, kv, first_th and r >= 1
+        i = inner
     out: dict[int, str] = {}
     for i, r in rows.items():
         a = attrs[i] or {}
         names = (a.get("class") or "").lower()
         infobox = "infobox" in names
         if r < 2 or (width[i] < 2 and not infobox) or a.get("role") in ("presentation", "none"):
-            continue
-        if i in nested and not infobox:
             continue
         tl, ll = text.get(i, 0), link_text.get(i, 0)
         if tl == 0:
@@ -285,6 +289,13 @@ def table_rows(dom: Dom, table: int, keep: Sequence[bool] | None) -> tuple[str, 
         rows.append(f"{group} | {line}" if group else line)
         body.append(" | ".join(values) if names else line)
     return caption, body, rows
+
+
+def _next_table(tags: list[str], start: int, n: int) -> int:
+    try:
+        return tags.index("table", start)
+    except ValueError:
+        return n
 
 
 def _numeric(values: list[str]) -> bool:
