@@ -187,7 +187,7 @@ class SitePipeline:
             if markdown:
                 mds.append(to_markdown(dom, keep, images=images))  # type: ignore[arg-type]
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
-        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)
+        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
         return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds))

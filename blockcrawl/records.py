@@ -16,12 +16,26 @@ class Block:
     position: int  # order of the block on its page
     url: str | None
     hash: str  # hash of the normalised text, the exact-duplicate key
-    kind: str = "text"  # "text", or "heading" for a heading whose section holds only sub-blocks
+    # "text"; "heading" for a heading whose section holds only sub-blocks; "table" for a data table
+    # (body: header line, then one line per row, cells joined by " | "); "infobox" for a key/value
+    # table (body: one "key: value" line per row)
+    kind: str = "text"
+    # a table's rows as lines that stand alone ("Year: 2003 | Title: Octane | Role: ..."): the
+    # units a table is chunked by, never cut between two chunks unless one row exceeds the size
+    rows: tuple[str, ...] = ()
+    caption: str = ""  # a table's <caption>, part of its text's prefix and of every chunk of it
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["heading_path"] = list(self.heading_path)
+        d["rows"] = list(self.rows)
         return d
+
+
+def embedding_text(context: str, text: str) -> str:
+    """What the model embeds for a chunk: its context line, " > ", then its text
+    ("Mischa Barton > Filmography > Film: Year: 2003 | Title: Octane | ...")."""
+    return f"{context} > {text}" if context else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +48,15 @@ class Chunk:
     block_position: int
     chunk_index: int  # index of the chunk within its block
     block_hash: str
-    n_tokens: int
+    n_tokens: int  # tokens of the text; with the context's, at most the chunk size
+    # What the text lacks to stand alone: the page title and the headings above the one its prefix
+    # shows ("Mischa Barton > Filmography"). Embedded with the text, stored apart from it, so the
+    # text stays what the page says ("Film: ...") and search shows it as such.
+    context: str = ""
+
+    @property
+    def embed_text(self) -> str:
+        return embedding_text(self.context, self.text)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

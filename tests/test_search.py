@@ -113,7 +113,7 @@ def plain_or(db, words: list[str], n: int) -> list[tuple[int, float]]:
     """The keyword ranking without common-word pruning: every chunk holding any word, by bm25."""
     expr = " OR ".join(f'"{w}"' for w in words)
     return [(r[0], -r[1]) for r in db.execute(
-        "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ? "
         "ORDER BY s, rowid LIMIT ?", (expr, n))]
 
 
@@ -155,7 +155,7 @@ def test_common_word_pruning_keeps_the_top_n(tmp_path):
     from blockcrawl.store.sqlite import keyword_ranked as _keyword_ranked
 
     db = sqlite3.connect(tmp_path / "many.db")
-    db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT)")
+    db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT, context TEXT DEFAULT '')")
     rows = []
     for i in range(1, 5001):  # alpha in 40% of the chunks, omega in 5%, tf and length vary
         words = [f"w{i % 97}", f"v{i % 89}"] * (1 + i % 4)
@@ -164,7 +164,7 @@ def test_common_word_pruning_keeps_the_top_n(tmp_path):
         if i % 20 == 0:
             words += ["omega"] * (1 + i % 7 // 3)
         rows.append((i, " ".join(words), "[]"))
-    db.executemany("INSERT INTO chunks VALUES (?,?,?)", rows)
+    db.executemany("INSERT INTO chunks(id, text, heading_path) VALUES (?,?,?)", rows)
     ensure_schema(db)
     for query in ("omega alpha", "alpha omega"):
         full = plain_or(db, query.split(), 400)

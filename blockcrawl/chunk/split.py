@@ -14,7 +14,10 @@ from .tokenize import _SPLIT_DISAGREES, Tokenizer, default_tokenizer, word_count
 
 DEFAULT_SIZE = 200  # tokens: all-MiniLM-L6-v2 reads at most 256 word pieces
 DEFAULT_OVERLAP = 40
-_MIN_FILL = 0.6  # a sentence cut may shorten a chunk to no less than this share of the budget
+# A sentence cut may shorten a chunk to no less than this share of the budget (was 0.6: a chunk
+# whose last sentence start fell in its first 60% was cut inside a sentence; chunks are meant to
+# stand alone, so a shorter chunk that ends a sentence wins)
+_MIN_FILL = 0.3
 
 
 def _char_codes(text: str) -> np.ndarray:
@@ -154,7 +157,8 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
     counts: tokens of each word of text.split(), if already known (tokenize.word_counts).
 
     Greedy: a chunk takes words while its tokens fit in size, then ends at the last sentence start
-    within the last 40% of it, if any; the next chunk starts up to overlap tokens earlier. Array
+    within the last 70% of it, if any; the next chunk starts up to overlap tokens earlier, at a
+    sentence start if one is that close. Array
     work per word, Python work per chunk: a 5 MB page is split in a fraction of a second."""
     if size < 1:
         raise ConfigError("chunk size must be at least 1 token")
@@ -179,9 +183,9 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
         glued = set((np.flatnonzero(w_start[1:] == w_end[:-1]) + 1).tolist())
     cum = [0, *accumulate(counts)]  # cum[k]: tokens of the units before unit k
     sent = _sentence_starts(codes, w_start, w_end).tolist()
-    out: list[tuple[str, int]] = []
-    i = 0
-    while i < n:
+    sent_set = set(sent)
+
+    def end_of(i: int) -> int:
         # the most words from i whose tokens fit (at least one word)
         k = max(i + 1, min(n, bisect_right(cum, cum[i] + size) - 1))
         if k < n:  # prefer to end at a sentence boundary if one is near the end
@@ -189,6 +193,19 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
             s = bisect_right(sent, k) - 1
             if s >= 0 and sent[s] >= floor:
                 k = sent[s]
+        return k
+
+    out: list[tuple[str, int]] = []
+    i = 0
+    new_from = 0  # the first word the previous chunk did not hold
+    while i < n:
+        k = end_of(i)
+        if k < n and k not in sent_set and i < new_from:
+            # the overlap's lead-in pushed a sentence past the end: without it, it may fit whole
+            k2 = end_of(new_from)
+            if k2 == n or k2 in sent_set:
+                i, k = new_from, k2
+        new_from = k
         n_tok = cum[k] - cum[i]
         if odd or i in glued or k in glued:
             # A chunk edge inside a word: word pieces are not additive there ("##" pieces of the
@@ -204,26 +221,98 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
         out.append((text[starts[i]:ends[k - 1]], n_tok))
         if k >= n:
             break
-        # step back over the last words of this chunk that fit in the overlap
+        # step back over the last words of this chunk that fit in the overlap, from a sentence
+        # start if one lies in that stretch (the next chunk then begins with a whole sentence)
         i = max(i + 1, bisect_left(cum, cum[k] - overlap))
+        s = bisect_left(sent, i)
+        if s < len(sent) and sent[s] < k:
+            i = sent[s]
+    return out
+
+
+TABLE_KINDS = frozenset({"table", "infobox"})
+CONTEXT_SEP = " > "
+
+
+def chunk_context(title: str, block: Block) -> str:
+    """What a chunk of block lacks to stand alone: the page title and the headings above the one
+    its text's prefix shows (the prefix shows the last heading, or the whole path with
+    full_path). The title is left out when the first heading repeats it (the article's h1):
+    "Mischa Barton > Filmography" for a chunk reading "Film: Year: 1999 | ...".
+    The title is whitespace-normalised; the site name after it ("- Wikipedia") is kept, it costs
+    a few tokens and cutting it needs a guess per site."""
+    path = block.heading_path
+    prefix = block.text[: len(block.text) - len(block.body)] if block.text.endswith(block.body) else ""
+    shown_all = bool(path) and prefix.startswith(CONTEXT_SEP.join(path))
+    parts = [] if shown_all else list(path[:-1])
+    title = " ".join(title.split())
+    if title and not (path and path[0].lower() in title.lower()):
+        parts.insert(0, title)
+    return CONTEXT_SEP.join(parts)
+
+
+def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, overlap: int,
+               tok: Tokenizer) -> list[tuple[str, int]]:
+    """Whole rows packed into pieces of at most budget tokens, in order, no overlap (every row
+    carries its column names, so none needs its neighbour); a row over budget is split like text
+    (with overlap), on its own."""
+    out: list[tuple[str, int]] = []
+    cur: list[str] = []
+    n = 0
+    for row, counts in zip(rows, row_counts):
+        c = sum(counts)
+        if cur and n + c > budget:
+            out.append(("\n".join(cur), n))
+            cur, n = [], 0
+        if c > budget:
+            out.extend(split_text(row, budget, min(overlap, budget - 1), tok, counts=counts))
+            continue
+        cur.append(row)
+        n += c
+    if cur:
+        out.append(("\n".join(cur), n))
     return out
 
 
 def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
-                 tokenizer: Tokenizer | None = None) -> list[Chunk]:
+                 tokenizer: Tokenizer | None = None, title: str = "") -> list[Chunk]:
     """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
-    carries the block's heading prefix so it reads on its own."""
+    carries the block's heading prefix so it reads on its own, and its context (chunk_context:
+    title and outer headings) for the embedding; size bounds the two together (n_tokens counts
+    the text alone, as before).
+    A table's chunks are its rows packed whole (Block.rows), each chunk behind the table's
+    heading and caption."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
     # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
     prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
-    # Tokens per word of every body and prefix of the page in one call.
-    counts = word_counts(tok, [b.body for b in blocks] + prefixes)
+    contexts = [chunk_context(title, b) for b in blocks]
+    nb = len(blocks)
+    table_rows = [r for b in blocks if b.kind in TABLE_KINDS and b.rows for r in b.rows]
+    # Tokens per word of every body, prefix, context (with its " >") and table row in one call.
+    counts = word_counts(tok, [b.body for b in blocks] + prefixes
+                         + [c + CONTEXT_SEP.rstrip() if c else "" for c in contexts] + table_rows)
+    row_counts = counts[3 * nb:]
     chunks: list[Chunk] = []
-    for b, prefix, body_counts, prefix_counts in zip(blocks, prefixes, counts, counts[len(blocks):]):
-        reserve, total = sum(prefix_counts), sum(body_counts)
+    first_row = 0
+    for k, (b, prefix) in enumerate(zip(blocks, prefixes)):
+        body_counts, context = counts[k], contexts[k]
+        reserve, total, ctx = sum(counts[nb + k]), sum(body_counts), sum(counts[2 * nb + k])
+        if ctx and reserve + ctx > size // 2:
+            context, ctx = "", 0  # a context too long to repeat: the text alone
+        own = reserve  # n_tokens counts the text; the budget counts the context too
+        reserve += ctx
+        if b.kind in TABLE_KINDS and b.rows:
+            rc = row_counts[first_row:first_row + len(b.rows)]
+            first_row += len(b.rows)
+            if reserve <= size // 2:  # rows whole, in the form that names every cell
+                pieces = _pack_rows(b.rows, rc, size - reserve, overlap, tok)
+                for idx, (text, n) in enumerate(pieces):
+                    chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash,
+                                        n + own, context))
+                continue
         if reserve + total <= size:  # most blocks fit whole (a lone heading is all prefix)
-            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, reserve + total))
+            chunks.append(Chunk(b.text, b.url, b.heading_path, b.position, 0, b.hash, own + total, context))
             continue
         if not b.body or reserve > size // 2:
             # a heading too long to repeat on every chunk (a CJK paragraph in an <h2>): the block's
@@ -235,7 +324,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
         budget = size - reserve
         pieces = split_text(b.body, budget, min(overlap, budget - 1), tok, counts=body_counts)
         for idx, (text, n) in enumerate(pieces):
-            chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + reserve))
+            chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash, n + own,
+                                context))
     return chunks
 
 

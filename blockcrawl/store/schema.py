@@ -11,6 +11,8 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
 - 3: pages.etag and pages.last_modified, the validators of the page's last 200 answer, for the
   conditional requests of `crawl --recrawl` (If-None-Match / If-Modified-Since), and pages.body_hash
   (the body's blake2b-128), which tells an unchanged page from a server without validators.
+- 4: chunks.context (the page title and outer headings a chunk is embedded with, records.Chunk),
+  also a column of chunks_fts (keyword search matches the page title).
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
@@ -26,7 +28,7 @@ from ..errors import StoreError
 
 # "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
 APPLICATION_ID = 0x626C4372
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -64,7 +66,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading_path TEXT NOT NULL,        -- JSON list
     text TEXT NOT NULL,
     block_hash TEXT NOT NULL,
-    n_tokens INTEGER NOT NULL
+    n_tokens INTEGER NOT NULL,
+    context TEXT NOT NULL DEFAULT ''   -- title > outer headings, embedded with the text
 );
 CREATE INDEX IF NOT EXISTS chunks_page ON chunks(page_id);
 
@@ -123,23 +126,32 @@ END;
 
 # chunks_fts: FTS5 over chunks (external content: the text is not stored twice), kept in sync with
 # chunks by triggers once created, so the crawler needs to know nothing about it.
-# remove_diacritics 2: "Zurich" finds "Zürich"; the heading path (JSON text) is searchable too.
+# remove_diacritics 2: "Zurich" finds "Zürich"; the heading path (JSON text) and the context (title >
+# outer headings) are searchable too.
 FTS_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, heading_path, content='chunks', content_rowid='id',
+    text, heading_path, context, content='chunks', content_rowid='id',
     tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER IF NOT EXISTS chunks_fts_on_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+    INSERT INTO chunks_fts(rowid, text, heading_path, context)
+    VALUES (new.id, new.text, new.heading_path, new.context);
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_fts_on_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path)
-    VALUES ('delete', old.id, old.text, old.heading_path);
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
+    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
 END;
-CREATE TRIGGER IF NOT EXISTS chunks_fts_on_update AFTER UPDATE OF text, heading_path ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path)
-    VALUES ('delete', old.id, old.text, old.heading_path);
-    INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (new.id, new.text, new.heading_path);
+CREATE TRIGGER IF NOT EXISTS chunks_fts_on_update AFTER UPDATE OF text, heading_path, context ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
+    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
+    INSERT INTO chunks_fts(rowid, text, heading_path, context)
+    VALUES (new.id, new.text, new.heading_path, new.context);
 END;
+"""
+_FTS_DROP = """
+DROP TRIGGER IF EXISTS chunks_fts_on_insert;
+DROP TRIGGER IF EXISTS chunks_fts_on_delete;
+DROP TRIGGER IF EXISTS chunks_fts_on_update;
+DROP TABLE IF EXISTS chunks_fts;
 """
 
 # Tables by which a version-0 file is recognised as a store (any one of them).
@@ -174,6 +186,12 @@ def _to_1(db: sqlite3.Connection) -> None:
     db.execute(f"PRAGMA application_id={APPLICATION_ID}")
 
 
+def _to_2(db: sqlite3.Connection) -> None:
+    """1 -> 2: pages.markdown (NULL for the pages already stored)."""
+    if "markdown" not in _columns(db, "pages"):
+        db.execute("ALTER TABLE pages ADD COLUMN markdown TEXT")
+
+
 def _to_3(db: sqlite3.Connection) -> None:
     """2 -> 3: pages.etag, pages.last_modified, pages.body_hash (NULL for pages fetched before:
     recrawled unconditionally)."""
@@ -183,16 +201,21 @@ def _to_3(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE pages ADD COLUMN {col} TEXT")
 
 
+def _to_4(db: sqlite3.Connection) -> None:
+    """3 -> 4: chunks.context (a store created at 0 got it from CORE_SCHEMA in _to_1), and in
+    chunks_fts if the store was indexed: the keyword index is rebuilt with the column."""
+    if "context" not in _columns(db, "chunks"):
+        db.execute("ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT ''")
+    if has_table(db, "chunks_fts") and "context" not in _columns(db, "chunks_fts"):
+        for sql in statements(_FTS_DROP) + statements(FTS_SCHEMA):
+            db.execute(sql)
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+
+
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
 # bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
-def _to_2(db: sqlite3.Connection) -> None:
-    """1 -> 2: pages.markdown (NULL for the pages already stored)."""
-    if "markdown" not in _columns(db, "pages"):
-        db.execute("ALTER TABLE pages ADD COLUMN markdown TEXT")
-
-
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

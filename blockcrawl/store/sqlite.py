@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, Self, TypeVar, cast
 from urllib.parse import quote
 
 from ..errors import StoreError, StoreMissing
+from ..records import embedding_text
 from .lock import WriterLock
 from .protocols import RECORD_KINDS, StoredChunk
 from .schema import (
@@ -60,7 +61,7 @@ _STOP = frozenset([
 ])
 COMMON_SHARE = 0.05  # of the chunks: a word in more of them is common (see keyword_ranked)
 COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word is never common
-_BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+_BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
 
 _EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pages": (("SELECT p.id, p.url, p.final_url, p.status, p.content_type, p.title, p.content_hash, p.fetched_at, "
@@ -284,10 +285,10 @@ class SqliteStore:
             [(page_id, b.position, b.kind, path_json(tuple(b.heading_path)), b.tag_path, b.text, b.hash)
              for b in blocks])
         db.executemany(
-            "INSERT INTO chunks(page_id, block_position, chunk_index, url, heading_path, text, block_hash, n_tokens) "
-            "VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO chunks(page_id, block_position, chunk_index, url, heading_path, text, block_hash, n_tokens, "
+            "context) VALUES (?,?,?,?,?,?,?,?,?)",
             [(page_id, c.block_position, c.chunk_index, c.url or url,
-              path_json(tuple(c.heading_path)), c.text, c.block_hash, c.n_tokens)
+              path_json(tuple(c.heading_path)), c.text, c.block_hash, c.n_tokens, c.context)
              for c in chunks])
         return page_id
 
@@ -359,8 +360,9 @@ class SqliteStore:
     def chunks_to_embed(self) -> list[tuple[int, str]]:
         # Chunks of heading-only blocks ("Europe Countries:") get no vector: alone they are close to
         # every query about their topic yet hold nothing to read; keyword search still finds them.
-        return [(int(c), str(t)) for c, t in self._db.execute(
-            "SELECT c.id, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
+        # The text embedded is the chunk's context (title > outer headings) and its text.
+        return [(int(c), embedding_text(str(x), str(t))) for c, x, t in self._db.execute(
+            "SELECT c.id, c.context, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
             "LEFT JOIN blocks b ON b.page_id = c.page_id AND b.position = c.block_position "
             "WHERE v.chunk_id IS NULL AND coalesce(b.kind, 'text') != 'heading'")]
 

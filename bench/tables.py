@@ -1,0 +1,192 @@
+"""Benchmark: do answers kept in tables survive the crawl, and does search find them? (issue
+"Search that finds the answer on real pages").
+
+Reads /work/shared/bench/data/wtq-dev (override with --data or BLOCKCRAWL_BENCH_DATA): 300 real
+Wikipedia pages (2014, action=render, so no <title> and no site chrome) and 750 crowd questions
+whose answer is one table cell. Each page is given the <title> a crawl of Wikipedia would see
+("<title> - Wikipedia, the free encyclopedia", title from queries.jsonl) and goes through one
+SitePipeline per row, page after page as one site (so site dedup runs as in a crawl).
+
+Rows (all chunks embedded by the same model, all-MiniLM-L6-v2, through Store + build_index, and
+ranked by blockcrawl.retrieval.search over one store per row holding every page of the run):
+- main: the crawl's default (PipelineConfig(mode="main"), `auto`, 200 tokens, overlap 40);
+- blocks: every block of the page, chunked the same way;
+- plain: the whole page text in fixed 200-token chunks (overlap 40);
+- trafilatura + RecursiveCharacterTextSplitter(1000, 200) (if both are installed);
+- HTMLHeaderTextSplitter(h1-h3) + the same splitter (if installed).
+
+Metrics, per question (query = title + ": " + question, the dataset's usual setting):
+- survival: the answer (case and white space normalised) occurs in some chunk of its page;
+- recall@1/5/10 and MRR@10: a hit is correct when it is a chunk of the question's page whose
+  text contains the answer (the page condition keeps "2" or "Yes" from matching anywhere).
+
+Run: PYTHONPATH=. python bench/tables.py [--pages 100] [--modes vector,hybrid] [--rows main,plain]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from blockcrawl import SitePipeline  # noqa: E402
+from blockcrawl.hashing import text_hash  # noqa: E402
+from blockcrawl.records import Block, Chunk  # noqa: E402
+
+DEFAULT_DATA = Path(os.environ.get("BLOCKCRAWL_BENCH_DATA", "/work/shared/bench/data")) / "wtq-dev"
+KS = (1, 5, 10)
+
+
+def norm(s: str) -> str:
+    return " ".join(s.lower().split())
+
+
+def load(data: Path, n_pages: int) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
+    """(page id, url, wrapped html) of the first n_pages pages (sorted by id) and their questions."""
+    queries = [json.loads(line) for line in (data / "queries.jsonl").read_text().splitlines() if line.strip()]
+    by_page: dict[str, dict[str, Any]] = {}
+    for q in queries:
+        by_page.setdefault(q["page"], q)
+    ids = sorted(by_page)[:n_pages]
+    pages = []
+    for pid in ids:
+        raw = gzip.decompress((data / "pages" / f"{pid}.html.gz").read_bytes()).decode("utf-8", "replace")
+        title = by_page[pid]["title"]
+        html = (f"<!DOCTYPE html><html><head><title>{title} - Wikipedia, the free encyclopedia</title></head>"
+                f"<body>{raw}</body></html>")
+        pages.append((pid, f"https://en.wikipedia.org/wiki/{pid}", html))
+    keep = set(ids)
+    return pages, [q for q in queries if q["page"] in keep]
+
+
+Row = Callable[[list[tuple[str, str, str]]], dict[str, tuple[list[Block], list[Chunk], str]]]
+
+
+def pipeline_row(mode: str) -> Row:
+    def run(pages: list[tuple[str, str, str]]) -> dict[str, tuple[list[Block], list[Chunk], str]]:
+        pipe = SitePipeline(mode=mode)  # one site: blocks seen on an earlier page are dropped
+        out = {}
+        for pid, url, html in pages:
+            r = pipe.process(html, url)
+            out[pid] = (r.blocks, r.chunks, r.title)
+        return out
+    return run
+
+
+def _chunks_of(texts: list[str], url: str) -> list[Chunk]:
+    h = text_hash("\n".join(texts))
+    return [Chunk(t, url, (), 0, i, h, 0) for i, t in enumerate(texts)]
+
+
+def trafilatura_row(pages: list[tuple[str, str, str]]) -> dict[str, tuple[list[Block], list[Chunk], str]]:
+    import trafilatura
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    split = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=200)
+    out = {}
+    for pid, url, html in pages:
+        text = trafilatura.extract(html) or ""
+        out[pid] = ([], _chunks_of(split.split_text(text), url), "")
+    return out
+
+
+def header_row(pages: list[tuple[str, str, str]]) -> dict[str, tuple[list[Block], list[Chunk], str]]:
+    from langchain_text_splitters import HTMLHeaderTextSplitter, RecursiveCharacterTextSplitter
+
+    split = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=200)
+    headers = HTMLHeaderTextSplitter([("h1", "h1"), ("h2", "h2"), ("h3", "h3")])
+    out = {}
+    for pid, url, html in pages:
+        docs = split.split_documents(headers.split_text(html))
+        out[pid] = ([], _chunks_of([d.page_content for d in docs], url), "")
+    return out
+
+
+def available_rows() -> dict[str, Row]:
+    rows: dict[str, Row] = {"main": pipeline_row("main"), "blocks": pipeline_row("blocks"),
+                            "plain": pipeline_row("plain")}
+    try:
+        import langchain_text_splitters  # noqa: F401
+        import trafilatura  # noqa: F401
+    except ImportError:
+        print("trafilatura / langchain-text-splitters not installed: their rows are skipped", file=sys.stderr)
+    else:
+        rows["trafilatura+rcts"] = trafilatura_row
+        rows["htmlheader+rcts"] = header_row
+    return rows
+
+
+def evaluate(name: str, row: Row, pages: list[tuple[str, str, str]], queries: list[dict[str, Any]],
+             modes: list[str], tmp: Path) -> dict[str, Any]:
+    from blockcrawl.index import build_index
+    from blockcrawl.retrieval import search
+    from blockcrawl.store import Store
+
+    t = time.perf_counter()
+    results = row(pages)
+    t_extract = time.perf_counter() - t
+    url_of = {pid: url for pid, url, _ in pages}
+    page_texts = {pid: [norm(c.text) for c in chunks] for pid, (_, chunks, _) in results.items()}
+    survived = [any(norm(q["answer"]) in c for c in page_texts[q["page"]]) for q in queries]
+    out: dict[str, Any] = {"row": name, "pages": len(pages), "questions": len(queries),
+                           "chunks": sum(len(c) for _, c, _ in results.values()),
+                           "survival": sum(survived) / len(queries), "extract_s": round(t_extract, 1)}
+    if not modes:
+        return out
+    path = tmp / f"{name}.db"
+    with Store(path) as st:
+        for pid, (blocks, chunks, title) in results.items():
+            st.save_page(url_of[pid], blocks, chunks, title=title)
+    t = time.perf_counter()
+    build_index(path)
+    out["index_s"] = round(time.perf_counter() - t, 1)
+    for mode in modes:
+        ranks: list[int | None] = []
+        for q in queries:
+            hits = search(path, q["title"] + ": " + q["query"], max(KS), mode)
+            a = norm(q["answer"])
+            r = next((i + 1 for i, h in enumerate(hits) if h.url == url_of[q["page"]] and a in norm(h.text)), None)
+            ranks.append(r)
+        for k in KS:
+            out[f"{mode} R@{k}"] = round(sum(1 for r in ranks if r is not None and r <= k) / len(ranks), 3)
+        out[f"{mode} MRR@10"] = round(sum(1 / r for r in ranks if r is not None) / len(ranks), 3)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--pages", type=int, default=100, help="first N pages by id (default 100 of 300)")
+    ap.add_argument("--modes", default="vector,hybrid", help="search modes; '' for survival only")
+    ap.add_argument("--rows", default="", help="comma-separated rows (default: all available)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    pages, queries = load(args.data, args.pages)
+    rows = available_rows()
+    names = [r for r in args.rows.split(",") if r] or list(rows)
+    modes = [m for m in args.modes.split(",") if m]
+    table = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            res = evaluate(name, rows[name], pages, queries, modes, Path(tmp))
+            table.append(res)
+            print(json.dumps(res) if args.json else res, flush=True)
+    if not args.json:
+        cols = list(dict.fromkeys(k for r in table for k in r))
+        print("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+        for r in table:
+            print("| " + " | ".join(f"{r.get(c, '')}" if not isinstance(r.get(c), float) else f"{r[c]:.3f}"
+                                    for c in cols) + " |")
+
+
+if __name__ == "__main__":
+    main()
