@@ -20,6 +20,7 @@ from blockcrawl.crawl.credentials import Credentials, parse_auth, parse_bearer, 
 from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.errors import ConfigError
 from blockcrawl.store import Store
+from blockcrawl.store.schema import SCHEMA_VERSION
 
 SPEC = PipelineSpec(tokenizer="words")
 
@@ -590,7 +591,7 @@ def test_recrawl_max_age_and_schema_migration(tmp_path):
     con.commit()
     con.close()
     with Store(v1) as st:
-        assert st.schema_version == 3
+        assert st.schema_version == SCHEMA_VERSION
         assert {"etag", "last_modified", "body_hash"} <= {r[1] for r in st.db.execute("PRAGMA table_info(pages)")}
     with pytest.raises(ConfigError):
         CrawlConfig(seeds=[], max_age=10)
