@@ -306,7 +306,8 @@ def search(store: SearchStore | str | os.PathLike[str], query: str, k: int = 10,
     if opts.site is not None or opts.url_prefix is not None:
         pages = store.pages_matching(opts.site, opts.url_prefix)
         if not pages:
-            return _page_of([], opts)  # nothing on those pages: empty (an offset is then an error)
+            _page_of([], opts)  # an offset is an error: there is no page of results beyond
+            return []  # nothing on those pages: no hits, no error
     need = opts.offset + opts.k
     page_set = set(pages) if pages is not None else None
     qv: np.ndarray | None = None

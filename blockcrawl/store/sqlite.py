@@ -411,7 +411,8 @@ class SqliteStore:
         in `site` must match too) and starts with `url_prefix`. The prefix is a range on the
         pages.url index; the host is cut out of the URL by SQL string functions (no Python call per
         row): ~1 ms for 5,000 pages."""
-        where, args = [], []
+        where: list[str] = []
+        args: list[object] = []
         if url_prefix is not None:
             where.append("url >= ? AND url < ?")
             args += [url_prefix, _prefix_end(url_prefix)]
