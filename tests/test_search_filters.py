@@ -221,3 +221,20 @@ def test_cli_options(tmp_path):
         r = cli("search", "--store", str(path), "Deutschland", *args)
         lines = r.stderr.strip().splitlines()
         assert r.returncode == 2 and len(lines) == 1 and msg in lines[0], (args, r.stderr)
+
+
+def test_site_table_follows_new_pages(tmp_path):
+    from blockcrawl.store.sqlite import _hostport, _strip_port
+
+    assert _hostport("HTTP://u:p@B.Test:81/x?y") == "b.test:81" and _hostport("http://b.test?q#f") == "b.test"
+    assert _strip_port("[::1]:8000") == "[::1]" and _strip_port("b.test:81") == "b.test"
+    path = tmp_path / "grow.db"
+    with Store(path) as st:
+        page(st, "http://old.test/", ["alpha one"])
+    build_index(path, embedder=EMB)
+    with Store(path, readonly=True) as reader:
+        assert search(reader, "alpha", 5, "keyword", EMB, site="new.test") == []
+        with Store(path) as st:  # a crawl adds a page while the reader stays open (FTS triggers index it)
+            page(st, "http://new.test/", ["alpha two"])
+        assert urls(search(reader, "alpha", 5, "keyword", EMB, site="new.test")) == ["http://new.test/"]
+        assert urls(search(reader, "alpha", 5, "keyword", EMB, site="[::1]")) == []

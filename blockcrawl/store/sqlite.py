@@ -66,13 +66,6 @@ _BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chu
 _BM25_IN = ("SELECT chunks_fts.rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts "
             "JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? "
             "AND c.page_id IN (SELECT value FROM json_each(?))")
-# pages with their URL's host[:port], lower-cased (URLs are scheme://[user@]host[:port]/...)
-_PAGE_HOSTS = """SELECT id, hostport, CASE WHEN hostport LIKE '[%' THEN substr(hostport, 1, instr(hostport, ']'))
-        WHEN instr(hostport, ':') > 0 THEN substr(hostport, 1, instr(hostport, ':') - 1) ELSE hostport END AS host
-    FROM (SELECT id, url, substr(hp, instr(hp, '@') + 1) AS hostport
-          FROM (SELECT id, url, lower(substr(rest, 1, min(instr(rest || '/', '/'), instr(rest || '?', '?'),
-                                                          instr(rest || '#', '#')) - 1)) AS hp
-                FROM (SELECT id, url, substr(url, instr(url, '://') + 3) AS rest FROM pages)))"""
 
 _EXPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pages": (("SELECT p.id, p.url, p.final_url, p.status, p.content_type, p.title, p.content_hash, p.fetched_at, "
@@ -127,6 +120,7 @@ class SqliteStore:
         self._pool_lock = threading.Lock()
         self._owner = threading.get_ident()
         self._closed = False
+        self._hosts: tuple[tuple[object, ...], dict[str, list[int]]] | None = None  # see _page_hosts
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a store")
         memory = str(path) == ":memory:"  # SQLite's in-memory database: no file, no lock
@@ -409,22 +403,43 @@ class SqliteStore:
     def pages_matching(self, site: str | None = None, url_prefix: str | None = None) -> list[int]:
         """Ids (ascending) of the pages whose URL is on host `site` or one of its subdomains (a port
         in `site` must match too) and starts with `url_prefix`. The prefix is a range on the
-        pages.url index; the host is cut out of the URL by SQL string functions (no Python call per
-        row): ~1 ms for 5,000 pages."""
-        where: list[str] = []
-        args: list[object] = []
-        if url_prefix is not None:
-            where.append("url >= ? AND url < ?")
-            args += [url_prefix, _prefix_end(url_prefix)]
+        pages.url index. The host comes from a per-store table host[:port] -> page ids, built once
+        and again only when pages were added or removed: cutting the host out of every URL in SQL
+        took 15-40 ms a query for 5,000 pages (load 8), the table's look-up well under 1 ms."""
+        ids: set[int] | None = None
         if site is not None:
-            site = site.lower()
-            col = "hostport" if ":" in site.lstrip("[").split("]")[-1] else "host"
-            where.append(f"({col} = ? OR substr({col}, -?) = ?)")
-            args += [site, len(site) + 1, "." + site]
-        sql = _PAGE_HOSTS + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-        with self._reading() as db:
-            return [int(r[0]) for r in db.execute(sql, args)]
+            ids = set()
+            with_port = ":" in site.lstrip("[").split("]")[-1]
+            for hostport, pages in self._page_hosts().items():
+                host = hostport if with_port else _strip_port(hostport)
+                if host == site or host.endswith("." + site):
+                    ids.update(pages)
+        if url_prefix is not None:
+            with self._reading() as db:
+                under = {int(r[0]) for r in db.execute("SELECT id FROM pages WHERE url >= ? AND url < ?",
+                                                       (url_prefix, _prefix_end(url_prefix)))}
+            ids = under if ids is None else ids & under
+        if ids is None:
+            with self._reading() as db:
+                return [int(r[0]) for r in db.execute("SELECT id FROM pages ORDER BY id")]
+        return sorted(ids)
 
+    def _page_hosts(self) -> dict[str, list[int]]:
+        """host[:port] (lower case, no user info) -> ids of its pages. A page's URL never changes
+        (save_page updates a page in place by URL), so the table is valid while the pages' count and
+        highest id are: one cheap query checks that."""
+        with self._reading() as db:
+            key = tuple(db.execute("SELECT count(*), max(id) FROM pages").fetchone())
+            with self._pool_lock:
+                cached = self._hosts
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            table: dict[str, list[int]] = {}
+            for pid, url in db.execute("SELECT id, url FROM pages"):
+                table.setdefault(_hostport(str(url)), []).append(int(pid))
+        with self._pool_lock:
+            self._hosts = (key, table)
+        return table
     @_guard
     def chunk_pages(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(chunk ids ascending, their page ids) of every chunk: lets search restrict the vector
@@ -525,6 +540,20 @@ def keyword_terms(query: str) -> list[str]:
     terms = [t.lower() for t in _TERM.findall(query)]
     kept = [t for t in terms if t not in _STOP] or terms
     return ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(kept)]
+
+
+def _hostport(url: str) -> str:
+    """host[:port] of a URL, lower case, without user info: "HTTP://u@B.test:81/x" -> "b.test:81"."""
+    rest = url.partition("://")[2]
+    for sep in "/?#":
+        rest = rest.partition(sep)[0]
+    return rest.rpartition("@")[2].lower()
+
+
+def _strip_port(hostport: str) -> str:
+    if hostport.startswith("["):  # an IPv6 literal: [::1]:8000
+        return hostport[:hostport.find("]") + 1] if "]" in hostport else hostport
+    return hostport.partition(":")[0]
 
 
 def _prefix_end(prefix: str) -> str:
