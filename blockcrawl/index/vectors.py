@@ -72,14 +72,20 @@ class HalfScan:
 
     def _top_of(self, query: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """top() among rows. Few rows (<= HALF_MIN_ROWS): float32 over just those (a 20k-row gather
-        and product, ~5 ms); more: the float16 scan over all rows, restricted to them, then the same
+        and product, ~4 ms); more: the float16 scan over all rows, restricted to them, then the same
         rescoring as top(), so the cost is an unfiltered query's."""
         total = len(rows)
         if total == 0 or n <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         if self.half is None or total <= HALF_MIN_ROWS or n >= total:
-            pos, scores = exact_top(self.matrix[rows], query, n)
-            return rows[pos], scores
+            # einsum's own loop on this thread, not BLAS: waking OpenBLAS's sleeping threads cost
+            # ~15 ms a query on a busy 2-CPU machine, the product itself 0.3 ms for 2,000 rows
+            sub = self.matrix[rows]
+            sc = np.einsum("ij,j->i", sub, np.asarray(query, dtype=np.float32))
+            n = min(n, total)
+            top = np.argpartition(sc, total - n)[total - n:] if n < total else np.arange(total)
+            top = top[np.argsort(-sc[top], kind="stable")]
+            return rows[top], sc[top]
         query = np.ascontiguousarray(query, dtype=np.float32)
         approx = _half_scores(self.half, query)[rows]
         kth = np.partition(approx, total - n)[total - n]
