@@ -238,3 +238,11 @@ def test_site_table_follows_new_pages(tmp_path):
             page(st, "http://new.test/", ["alpha two"])
         assert urls(search(reader, "alpha", 5, "keyword", EMB, site="new.test")) == ["http://new.test/"]
         assert urls(search(reader, "alpha", 5, "keyword", EMB, site="[::1]")) == []
+        for f in tmp_path.glob("grow.db*"):
+            f.unlink()
+    with Store(path) as st:  # another store at the same path, as many pages: its own host table
+        page(st, "http://other.test/", ["alpha three"])
+        page(st, "http://new.test/x", ["beta"])
+    build_index(path, embedder=EMB)
+    assert urls(search(path, "alpha", 5, "keyword", EMB, site="other.test")) == ["http://other.test/"]
+    assert search(path, "alpha", 5, "keyword", EMB, site="new.test") == []

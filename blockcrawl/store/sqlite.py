@@ -120,7 +120,6 @@ class SqliteStore:
         self._pool_lock = threading.Lock()
         self._owner = threading.get_ident()
         self._closed = False
-        self._hosts: tuple[tuple[object, ...], dict[str, list[int]]] | None = None  # see _page_hosts
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a store")
         memory = str(path) == ":memory:"  # SQLite's in-memory database: no file, no lock
@@ -425,20 +424,25 @@ class SqliteStore:
         return sorted(ids)
 
     def _page_hosts(self) -> dict[str, list[int]]:
-        """host[:port] (lower case, no user info) -> ids of its pages. A page's URL never changes
-        (save_page updates a page in place by URL), so the table is valid while the pages' count and
-        highest id are: one cheap query checks that."""
+        """host[:port] (lower case, no user info) -> ids of its pages, kept per store file. A page's URL never changes
+        (save_page updates a page in place by URL), so the table is valid while the file (inode, ctime:
+        a checkpoint changes it too, which only costs a rebuild), the pages' count and highest id are."""
         with self._reading() as db:
-            key = tuple(db.execute("SELECT count(*), max(id) FROM pages").fetchone())
-            with self._pool_lock:
-                cached = self._hosts
+            try:  # the file itself: a store deleted and crawled anew at the same path is another file
+                st = os.stat(self.path)
+                file_id: tuple[object, ...] = (st.st_ino, st.st_ctime_ns)
+            except OSError:
+                file_id = (id(self),)
+            key = (*file_id, *db.execute("SELECT count(*), max(id) FROM pages").fetchone())
+            with _hosts_lock:
+                cached = _hosts.get(self.cache_key)
             if cached is not None and cached[0] == key:
                 return cached[1]
             table: dict[str, list[int]] = {}
             for pid, url in db.execute("SELECT id, url FROM pages"):
                 table.setdefault(_hostport(str(url)), []).append(int(pid))
-        with self._pool_lock:
-            self._hosts = (key, table)
+        with _hosts_lock:
+            _hosts[self.cache_key] = (key, table)
         return table
     @_guard
     def chunk_pages(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -540,6 +544,12 @@ def keyword_terms(query: str) -> list[str]:
     terms = [t.lower() for t in _TERM.findall(query)]
     kept = [t for t in terms if t not in _STOP] or terms
     return ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(kept)]
+
+
+# SqliteStore._page_hosts's tables, by store file (cache_key): shared by every Store opened on it, as
+# search()'s vector cache is, so that search("site.db", ...) does not rebuild it on each call
+_hosts: dict[str, tuple[tuple[object, ...], dict[str, list[int]]]] = {}
+_hosts_lock = threading.Lock()
 
 
 def _hostport(url: str) -> str:
