@@ -118,16 +118,31 @@ def bench_build(pages, tmp: Path, batch: int, rounds: int) -> dict:
 
 # ---- 2. query latency on synthetic stores ----------------------------------------------------------
 
+CHUNKS_PER_PAGE = 20
+# filters timed (name, search() keywords): half the chunks (big.bench: the float16 scan restricted to
+# their rows), 2% of them (site7.bench: a float32 product over just those rows), and a URL prefix
+FILTERS = (("site, 50% of chunks", {"site": "big.bench"}), ("site, 2% of chunks", {"site": "site7.bench"}),
+           ("url-prefix, 2% of chunks", {"url_prefix": "https://site7.bench/"}))
+
+
+def synthetic_url(page: int) -> str:
+    """Even pages on big.bench, odd ones spread over 25 hosts site1..site49.bench (2% of chunks each)."""
+    return f"https://big.bench/p{page}" if page % 2 == 0 else f"https://site{page % 50}.bench/p{page}"
+
+
 def synthetic_store(path: Path, n: int, vocab: list[str], dim: int, model: str) -> None:
     rng = np.random.default_rng(n)
     pyr = random.Random(n)
     weights = [1.0 / (i + 1) for i in range(len(vocab))]  # Zipf-like word frequencies
     with Store(path) as st:
-        st.db.execute("INSERT INTO pages(url, title) VALUES ('https://synthetic.bench/', 'synthetic')")
+        n_pages = (n + CHUNKS_PER_PAGE - 1) // CHUNKS_PER_PAGE
+        st.db.executemany("INSERT INTO pages(id, url, title) VALUES (?, ?, 'synthetic')",
+                          [(p + 1, synthetic_url(p)) for p in range(n_pages)])
         rows = []
         for i in range(n):
             words = pyr.choices(vocab, weights, k=60)
-            rows.append((1, i, 0, "https://synthetic.bench/", json.dumps(["Section", str(i // 20)]),
+            page = i // CHUNKS_PER_PAGE
+            rows.append((page + 1, i % CHUNKS_PER_PAGE, 0, synthetic_url(page), json.dumps(["Section", str(page)]),
                          " ".join(words), "h", 80))
         st.db.executemany("INSERT INTO chunks(page_id, block_position, chunk_index, url, heading_path, text, "
                           "block_hash, n_tokens) VALUES (?,?,?,?,?,?,?,?)", rows)
@@ -187,6 +202,20 @@ def bench_latency(sizes: list[int], vocab: list[str], queries: list[str], tmp: P
                     lat.append((time.perf_counter() - t) * 1000)
                 out.append({"n": n, "variant": variant, "mode": mode, "p50": pct(lat, 50), "p95": pct(lat, 95),
                             "load_s": load_s})
+            if variant != "exact":
+                continue
+            for name, kw in FILTERS:  # first filtered query: reads every chunk's page id once
+                t = time.perf_counter()
+                search(path, queries[0], k, "vector", **kw)
+                load_s = time.perf_counter() - t
+                for mode in ("vector", "keyword", "hybrid"):
+                    lat = []
+                    for q in queries:
+                        t = time.perf_counter()
+                        search(path, q, k, mode, **kw)
+                        lat.append((time.perf_counter() - t) * 1000)
+                    out.append({"n": n, "variant": "exact", "mode": f"{mode}, {name}", "p50": pct(lat, 50),
+                                "p95": pct(lat, 95), "load_s": load_s})
         for p in path.parent.glob(path.name + "*"):
             p.unlink()
     return out
@@ -435,7 +464,7 @@ def bench_recall(pages, tmp: Path, max_queries: int, heldout: bool = True) -> di
                 for i, q in enumerate(queries):
                     key = (variant, store, mode, qkey, i)
                     if key not in hits_cache:
-                        hits_cache[key] = search(path, q[qkey], DEPTH, mode)
+                        hits_cache[key] = search(path, q[qkey], DEPTH, mode, per_page=None)
                     rows.append(judge(hits_cache[key], tokens, q, q["target"][tkey]))
                 results[label, mode, store] = rows
     return {"results": results, "stats": stats, "queries": len(queries),

@@ -162,6 +162,29 @@ def test_http_validation(server, params, msg):
     assert status == 400 and msg in body["error"]
 
 
+def test_http_filters_paging_and_context(fast):
+    base = "http://{}:{}".format(*fast.server_address)
+    status, body = api(base, q="bread water salt flour", mode="keyword", site="SITE.test", per_page=1, k=5)
+    assert status == 200 and body["site"] == "site.test" and body["per_page"] == 1 and body["offset"] == 0
+    got = [h["url"] for h in body["hits"]]
+    assert got and all(u.startswith("http://site.test/") for u in got) and len(set(got)) == len(got)
+    hit = body["hits"][0]
+    assert hit["rank"] == 1 and any(hit["snippet"][a:b].lower() == "bread" for a, b in hit["highlights"])
+    status, body = api(base, q="bread", mode="keyword", url_prefix="http://site.test/cooking", context="block")
+    assert status == 200 and {h["url"] for h in body["hits"]} == {"http://site.test/cooking"}
+    assert all(h["context"] for h in body["hits"]) and body["context"] == "block"
+    status, body = api(base, q="bread", mode="hybrid", site="nowhere.test")
+    assert status == 200 and body["hits"] == []  # a filter that matches nothing: no hits, no error
+    status, whole = api(base, q="country", mode="keyword", k=4, per_page=0)
+    status, second = api(base, q="country", mode="keyword", k=2, per_page=0, offset=2)
+    assert [h["chunk_id"] for h in second["hits"]] == [h["chunk_id"] for h in whole["hits"][2:]]
+    for params, msg in (({"offset": "200"}, "past the end"), ({"offset": "x"}, "offset must"),
+                        ({"per_page": "many"}, "per_page must"), ({"site": "http://site.test/"}, "host name"),
+                        ({"url_prefix": "site.test"}, "scheme and host"), ({"context": "page"}, "context must")):
+        status, body = api(base, q="bread", mode="keyword", **params)
+        assert status == 400 and msg in body["error"], (params, body)
+
+
 def test_http_page_and_404(server):
     status, body, ctype = get(server + "/")
     assert status == 200 and ctype.startswith("text/html")

@@ -11,10 +11,16 @@ EXAMPLES = """examples:
   blockcrawl search --store site.db "geography of Germany"
   blockcrawl search --store site.db "Bundesrepublik" --mode keyword -k 3
   blockcrawl search --store site.db "largest population" --json | jq .url
+  blockcrawl search --store site.db "install" --site docs.example.com --per-page 1
+  blockcrawl search --store site.db "install" --url-prefix https://example.com/guide/ --offset 10
+  blockcrawl search --store site.db "rate limits" -k 3 --context block --json   # for an LLM prompt
 
 modes: hybrid (default) fuses the vector and keyword rankings by reciprocal rank fusion (k=60);
 vector ranks by cosine similarity of all-MiniLM-L6-v2 embeddings; keyword by FTS5 bm25.
-JSON Lines fields: score, url, heading_path, text, title, chunk_id, vector_rank, keyword_rank.
+Filters apply before the best k are picked. The listing shows a snippet with the query's words
+marked «so» (bold on a terminal); JSON has the whole text.
+JSON Lines fields: score, url, heading_path, text, title, chunk_id, vector_rank, keyword_rank, rank,
+snippet, highlights ([start, end) character offsets into snippet), context.
 """
 
 
@@ -26,18 +32,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--store", required=True, metavar="PATH", help="a store indexed by 'blockcrawl index'")
     p.add_argument("-k", type=int, default=10, metavar="K", help="number of hits, 1-100 (default 10)")
     p.add_argument("--mode", choices=MODES, default="hybrid", help="ranking (default hybrid)")
+    p.add_argument("--site", metavar="HOST", help="only pages on HOST or its subdomains (a port must match)")
+    p.add_argument("--url-prefix", metavar="URL", help="only pages whose URL starts with URL")
+    p.add_argument("--offset", type=int, default=0, metavar="N",
+                   help="skip the first N hits: the next page of results (offset + k at most 300)")
+    p.add_argument("--per-page", type=int, default=3, metavar="N",
+                   help="at most N hits from one web page (default 3; 0 = no limit)")
+    p.add_argument("--context", metavar="block|N",
+                   help="also print the hit's whole block, or N (1-5) neighbouring chunks either side")
     p.add_argument("--json", action="store_true", help="JSON Lines, one hit per line")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
-    from ..retrieval import format_hits, search
+    from ..retrieval import SearchOptions, format_hits, search
     from ..store import Store
 
+    opts = SearchOptions(args.k, args.mode, args.site, args.url_prefix, args.offset, args.per_page, args.context)
     try:
         with Store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
-            hits = search(store, args.query, args.k, args.mode)
+            hits = search(store, args.query, options=opts)
     except BlockcrawlError as e:
         print(f"blockcrawl search: {e}", file=sys.stderr)
         return 2
@@ -49,5 +64,6 @@ def run(args: argparse.Namespace) -> int:
     if not hits:
         print("no hits", file=sys.stderr)
         return 0
-    out.write(format_hits(hits))
+    bold = out.isatty()
+    out.write(format_hits(hits, marks=("\033[1m", "\033[0m") if bold else ("«", "»")))
     return 0

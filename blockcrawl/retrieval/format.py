@@ -6,11 +6,30 @@ import textwrap
 from .hybrid import Hit
 
 
-def format_hits(hits: list[Hit], width: int = 96) -> str:
-    """Numbered hits: score and heading path, then the source URL, then the chunk text, wrapped."""
+def marked(text: str, highlights: list[tuple[int, int]], marks: tuple[str, str]) -> str:
+    """text with marks[0] / marks[1] around each highlighted [start, end) span."""
+    out, at = [], 0
+    for a, b in sorted(highlights):
+        if a < at:
+            continue
+        out += [text[at:a], marks[0], text[a:b], marks[1]]
+        at = b
+    out.append(text[at:])
+    return "".join(out)
+
+
+def format_hits(hits: list[Hit], width: int = 96, marks: tuple[str, str] = ("«", "»")) -> str:
+    """Numbered hits: rank, score and heading path, then the source URL, then the snippet with the
+    query's words between marks (plain «» by default: safe in any terminal and any file), wrapped;
+    then the context, when one was asked for."""
     parts = []
     for n, h in enumerate(hits, 1):
         crumbs = " > ".join(h.heading_path) or "(no heading)"
-        body = textwrap.indent(textwrap.fill(h.text, width), "    ")
-        parts.append(f"{n:>2}. [{h.score:.4f}] {crumbs}\n    {h.url}\n{body}\n")
+        shown = marked(h.snippet, h.highlights, marks) if h.snippet else h.text
+        body = textwrap.indent(textwrap.fill(shown, width), "    ")
+        part = f"{h.rank or n:>2}. [{h.score:.4f}] {crumbs}\n    {h.url}\n{body}\n"
+        if h.context is not None:
+            ctx = "\n".join(textwrap.fill(p, width) for p in h.context.split("\n\n"))
+            part += "    context:\n" + textwrap.indent(ctx, "    | ") + "\n"
+        parts.append(part)
     return "\n".join(parts)

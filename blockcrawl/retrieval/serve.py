@@ -1,7 +1,10 @@
 """`blockcrawl serve`: a JSON search API and a one-file web page, on Starlette and uvicorn.
 
 GET /                       the search page (page.html, self-contained, under a strict CSP)
-GET /api/search?q=&k=&mode= {"query", "mode", "k", "hits": [{score, url, heading_path, text, title, chunk_id, ...}]}
+GET /api/search?q=&k=&mode=&site=&url_prefix=&offset=&per_page=&context=
+                            {"query", "mode", "k", "offset", "per_page", "site", "url_prefix", "context",
+                             "hits": [{score, url, heading_path, text, title, chunk_id, rank, snippet,
+                                       highlights, context, ...}]}
 Bad input -> 400 {"error": "..."}; unknown path -> 404; other methods -> 405; URL over 8 KiB -> 414;
 store not indexed -> 503; too many searches queued -> 503 with Retry-After; anything else -> 500.
 
@@ -42,7 +45,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..errors import BlockcrawlError, NotIndexed, StoreMissing
 from ..index.embed import Embedder, default_embedder
-from .hybrid import MAX_K, MODES, SearchError, search
+from .hybrid import MAX_K, MODES, PER_PAGE, SearchError, SearchOptions, search
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -128,16 +131,16 @@ class Searcher:
         self.limit = threads + max_queued  # running + waiting; the event loop alone counts it: no lock
         self.pending = 0
 
-    def run(self, q: str, k: int, mode: str) -> list[dict[str, Any]]:
-        return [h.to_dict() for h in search(self.store, q, k, mode, self.embedder)]
+    def run(self, q: str, opts: SearchOptions) -> list[dict[str, Any]]:
+        return [h.to_dict() for h in search(self.store, q, embedder=self.embedder, options=opts)]
 
     def busy(self) -> bool:
         return self.pending >= self.limit
 
-    async def submit(self, q: str, k: int, mode: str) -> list[dict[str, Any]]:
+    async def submit(self, q: str, opts: SearchOptions) -> list[dict[str, Any]]:
         self.pending += 1
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.pool, self.run, q, k, mode)
+            return await asyncio.get_running_loop().run_in_executor(self.pool, self.run, q, opts)
         finally:
             self.pending -= 1
 
@@ -162,21 +165,35 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
             return _json(400, {"error": "malformed query string"})
         q = params.get("q", "")
         mode = params.get("mode", "") or "hybrid"
+        ints: dict[str, int] = {}
+        for name, default, what in (("k", 10, f"an integer between 1 and {MAX_K}"),
+                                    ("offset", 0, "an integer >= 0"),
+                                    ("per_page", PER_PAGE, "an integer >= 0 (0: no limit)")):
+            raw = params.get(name, "")
+            try:
+                ints[name] = int(raw) if raw else default
+            except ValueError:
+                return _json(400, {"error": f"{name} must be {what}"})
+        # an empty parameter is an absent one (a form's blank field)
+        site, prefix, context = (params.get(n) or None for n in ("site", "url_prefix", "context"))
+        opts = SearchOptions(ints["k"], mode, site, prefix, ints["offset"], ints["per_page"], context)
         try:
-            k = int(params.get("k", "") or "10")
-        except ValueError:
-            return _json(400, {"error": f"k must be an integer between 1 and {MAX_K}"})
+            opts = opts.checked()  # bad values answered here, without taking a search thread
+        except SearchError as e:
+            return _json(400, {"error": str(e)})
         if searcher.busy():
             return _json(503, {"error": "too many searches waiting, retry shortly"}, {"Retry-After": "1"})
         try:
-            hits = await searcher.submit(q, k, mode)
+            hits = await searcher.submit(q, opts)
         except SearchError as e:
             return _json(400, {"error": str(e)})
         except (NotIndexed, StoreMissing) as e:
             return _json(503, {"error": str(e)})
         except BlockcrawlError as e:
             return _json(500, {"error": str(e)})
-        return _json(200, {"query": q, "mode": mode, "k": k, "hits": hits})
+        return _json(200, {"query": q, "mode": mode, "k": opts.k, "offset": opts.offset,
+                           "per_page": opts.per_page or 0, "site": opts.site, "url_prefix": opts.url_prefix,
+                           "context": opts.context, "hits": hits})
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -364,7 +381,7 @@ def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
     searcher = Searcher(Path(store), embedder or default_embedder(), limits.search_threads, limits.max_queued)
     try:  # StoreMissing / StoreError above (opening), NotIndexed here
         if warm:
-            searcher.run("warm up", 1, "hybrid")  # raises StoreMissing / NotIndexed early
+            searcher.run("warm up", SearchOptions(1))  # raises StoreMissing / NotIndexed early
         sock = _listen(host, port, limits.backlog)
     except BaseException:
         searcher.close()

@@ -34,6 +34,9 @@ class StoredChunk:
     heading_path: tuple[str, ...]
     text: str
     title: str
+    page_id: int = 0
+    block_position: int = 0
+    chunk_index: int = 0
 
 
 @runtime_checkable
@@ -108,9 +111,10 @@ class VectorIndex(Protocol):
 
 @runtime_checkable
 class KeywordIndex(Protocol):
-    def keyword_ranked(self, query: str, n: int) -> list[tuple[int, float]]:
-        """The n best chunks for the query's words, best first, as (chunk id, score), higher better.
-        Safe to call from another thread than the store's owner (search runs it beside the model)."""
+    def keyword_ranked(self, query: str, n: int, pages: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """The n best chunks for the query's words, best first, as (chunk id, score), higher better;
+        with pages, only chunks of those pages (filtered before the top n is cut). Safe to call from
+        another thread than the store's owner (search runs it beside the model)."""
         ...
 
 
@@ -118,6 +122,26 @@ class KeywordIndex(Protocol):
 class SearchStore(VectorIndex, KeywordIndex, Protocol):
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
         """The chunks still in the store among ids (a re-crawl may have dropped some)."""
+        ...
+
+    def pages_matching(self, site: str | None = None, url_prefix: str | None = None) -> list[int]:
+        """Ids of the pages on host site (or a subdomain; lower-case) whose URL starts with url_prefix."""
+        ...
+
+    def chunk_pages(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(chunk ids ascending, page id of each) of every chunk."""
+        ...
+
+    def has_blocks(self) -> bool:
+        """Whether any page was stored with blocks (a plain-text crawl stores chunks only)."""
+        ...
+
+    def block_texts(self, keys: Sequence[tuple[int, int]]) -> dict[tuple[int, int], str]:
+        """Text of the blocks at (page id, position), those that exist."""
+        ...
+
+    def page_chunks(self, page_id: int) -> list[tuple[int, str]]:
+        """(chunk id, text) of a page's chunks in reading order."""
         ...
 
 
