@@ -176,6 +176,18 @@ def _data_tables(dom: Dom) -> dict[int, str]:
     return out
 
 
+
+def _fill_span(pending: dict[int, tuple[str, int]], col: int, filled: list[str], is_th: list[bool]) -> None:
+    """Column col of this row is covered by a rowspan from above: its text (a short one repeated,
+    a long one left empty), and one row fewer left to cover."""
+    txt, left = pending[col]
+    filled.append(txt)
+    is_th.append(False)
+    if left <= 1:
+        del pending[col]
+    else:
+        pending[col] = (txt, left - 1)
+
 def table_rows(dom: Dom, table: int, keep: Sequence[bool] | None) -> tuple[str, list[str], list[str]]:
     """(caption, body lines, standalone rows) of a data table; one walk over its nodes, each
     cell's text read once (subtree_text), spans bounded by SPAN_MAX.
@@ -224,13 +236,7 @@ def table_rows(dom: Dom, table: int, keep: Sequence[bool] | None) -> tuple[str, 
         col = 0
         for text, th, cspan, rspan in cells_:
             while col in pending:
-                txt, left = pending[col]
-                filled.append(txt)
-                is_th.append(False)
-                if left <= 1:
-                    del pending[col]
-                else:
-                    pending[col] = (txt, left - 1)
+                _fill_span(pending, col, filled, is_th)
                 col += 1
             for c in range(cspan):
                 filled.append(text if c == 0 or all_th else "")
@@ -239,13 +245,7 @@ def table_rows(dom: Dom, table: int, keep: Sequence[bool] | None) -> tuple[str, 
                     pending[col] = (text if len(text) <= SPAN_TEXT and c == 0 else "", rspan - 1)
                 col += 1
         while col in pending:  # spans that reach past the row's own cells
-            txt, left = pending[col]
-            filled.append(txt)
-            is_th.append(False)
-            if left <= 1:
-                del pending[col]
-            else:
-                pending[col] = (txt, left - 1)
+            _fill_span(pending, col, filled, is_th)
             col += 1
         values = [v for v in filled if v]
         if all_th:  # a header cell spanning columns fills each of them: shown once

@@ -97,7 +97,7 @@ _BUILTIN: tuple[Algorithm, ...] = (
               description="no filtering: every block of the page"),
     Algorithm("auto", page="blockcrawl.extraction.auto:select",
               description="readability-style scoring on the flat Dom (default)"),
-    # Tag-path algorithms (seeds 001, 003, 004); see README "Tag-path algorithms".
+    # Tag-path algorithms; see docs/algorithms.md "Tag-path algorithms".
     Algorithm("tps", page="blockcrawl.extraction.tps:select",
               description="tag path sequence: the main region of the page's tag-path signal"),
     Algorithm("tps-text", page="blockcrawl.extraction.tps:select_text",
