@@ -176,7 +176,6 @@ def _data_tables(dom: Dom) -> dict[int, str]:
     return out
 
 
-
 def _fill_span(pending: dict[int, tuple[str, int]], col: int, filled: list[str], is_th: list[bool]) -> None:
     """Column col of this row is covered by a rowspan from above: its text (a short one repeated,
     a long one left empty), and one row fewer left to cover."""
