@@ -183,7 +183,9 @@ def _socks_connector(proxy: str | None, kw: dict[str, Any]) -> aiohttp.TCPConnec
         raise ConfigError("proxy: a socks proxy needs the aiohttp-socks package (pip install aiohttp-socks)") from None
     kw = {k: v for k, v in kw.items() if k != "resolver"}
     gated: type[ProxyConnector] = type("_GatedSocksConnector", (_GatedConnector, ProxyConnector), {})
-    return gated.from_url(proxy, rdns=True, **kw)
+    # typed through a variable: without the optional aiohttp-socks installed, mypy sees Any here
+    conn: aiohttp.TCPConnector = gated.from_url(proxy, rdns=True, **kw)
+    return conn
 
 
 class AiohttpFetcher:
