@@ -32,7 +32,7 @@ EXAMPLES = """examples:
   blockcrawl extract site/ --format jsonl           every .html under site/, duplicates kept once
   blockcrawl extract page.html --mode main --format markdown   main content as Markdown (links, lists, tables)
   blockcrawl extract a.html b.html --chunk-size 100 --overlap 20
-  blockcrawl extract page.html --mode text          plain text of each page (seed 002)
+  blockcrawl extract page.html --mode text          plain text of each page
   blockcrawl extract page.html --mode main --format text   main content only (algorithm auto)
   blockcrawl extract page.html --mode main --algorithm all    main mode without filtering
   blockcrawl extract page.html --mode plain         baseline: whole text cut into fixed chunks
