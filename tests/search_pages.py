@@ -1,4 +1,11 @@
 """Small hand-made pages for the index/search tests (a helper module, not a test file)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from blockcrawl.pipeline import SitePipeline
+from blockcrawl.store import Store
+
 from .test_seed000_blocks import PAGE1, PAGE2
 
 COOKING = """<html><head><title>Kitchen notes</title></head><body>
@@ -30,3 +37,12 @@ PAGES = {
     "http://site.test/computing": COMPUTING,
     "http://site.test/markup": MARKUP,
 }
+
+
+def fill(path: Path, pages: dict[str, str] | None = None) -> None:
+    """A store at path holding pages (default PAGES) as the crawl stores them (blocks, chunks)."""
+    pipe = SitePipeline()
+    with Store(path) as st:
+        for url, html in (PAGES if pages is None else pages).items():
+            r = pipe.process(html, url)
+            st.save_page(url, r.blocks, r.chunks, title=r.title, content_hash=str(hash(r.text)))

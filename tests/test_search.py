@@ -10,14 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blockcrawl import SitePipeline
 from blockcrawl.index import Embedder, MiniLMEmbedder, NotIndexed, StoreMissing, build_index, default_embedder
 from blockcrawl.index.ann import ann_paths
 from blockcrawl.index.ann import available as ann_available
 from blockcrawl.retrieval import Hit, SearchError, search
 from blockcrawl.store import Store
 
-from .search_pages import COOKING, PAGE1, PAGES
+from .search_pages import COOKING, PAGE1, PAGES, fill
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,14 +31,6 @@ class CountingEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         self.texts.extend(texts)
         return self.inner.embed(texts)
-
-
-def fill(path: Path, pages: dict[str, str]) -> None:
-    pipe = SitePipeline()
-    with Store(path) as st:
-        for url, html in pages.items():
-            r = pipe.process(html, url)
-            st.save_page(url, r.blocks, r.chunks, title=r.title, content_hash=str(hash(r.text)))
 
 
 @pytest.fixture(scope="module")

@@ -23,23 +23,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blockcrawl import SitePipeline
 from blockcrawl.index import NotIndexed, build_index, default_embedder
 from blockcrawl.index.embed import normalize
 from blockcrawl.retrieval.serve import Limits, SearchServer, make_server, serve_in_thread
-from blockcrawl.store import Store
 
-from .search_pages import PAGE1, PAGES
+from .search_pages import PAGE1, PAGES, fill
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def fill(path: Path, pages: dict[str, str]) -> None:
-    pipe = SitePipeline()
-    with Store(path) as st:
-        for url, html in pages.items():
-            r = pipe.process(html, url)
-            st.save_page(url, r.blocks, r.chunks, title=r.title, content_hash=str(hash(r.text)))
 
 
 class HashEmbedder:

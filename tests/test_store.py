@@ -34,7 +34,7 @@ from blockcrawl.store import (
 )
 
 from .crawlsite import Site, chain_site
-from .search_pages import PAGES
+from .search_pages import PAGES, fill
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,14 +51,6 @@ class WordEmbedder:
                 m[i, hashlib.sha1(w.encode()).digest()[0] % self.dim] += 1.0
         m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
         return m
-
-
-def fill(path: Path, pages: dict[str, str] = PAGES) -> None:
-    pipe = SitePipeline()
-    with Store(path) as st:
-        for url, html in pages.items():
-            r = pipe.process(html, url)
-            st.save_page(url, r.blocks, r.chunks, title=r.title)
 
 
 def indexed(path: Path) -> Path:
