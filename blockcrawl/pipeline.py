@@ -30,7 +30,7 @@ from .extraction.api import DEFAULT_ALGORITHM, blocks_text, main_content
 from .extraction.blocks import blocks_from_dom
 from .extraction.registry import Selector, get, validate
 from .parse import Dom, load
-from .records import Block, Chunk
+from .records import Block, Chunk, PageInfo
 
 MODES = ("blocks", "plain", "text", "main")
 TOKENIZER_NAMES = ("model", "words")
@@ -123,6 +123,12 @@ class PageResult:
     # the page's Markdown (extraction.markdown) when asked for: of the main content in mode
     # main, of the selector's nodes or the whole page otherwise; site dedup does not apply to it
     markdown: str = ""
+    # page-level results (extraction.pageinfo: metadata, kind, summary, main text): mode main
+    info: PageInfo | None = None
+    # site learning: earlier pages of the site re-processed with the model learned on this page
+    # (their stored blocks and chunks are replaced), and the model's JSON when (re)learned here
+    revised: list[PageResult] = field(default_factory=list)
+    model: str | None = None
 
 
 class SitePipeline:

@@ -64,6 +64,53 @@ class Chunk:
         return d
 
 
+@dataclass(frozen=True, slots=True)
+class PageMeta:
+    """What a page says about itself, from <meta>, OpenGraph, JSON-LD, microdata and <time>
+    (extraction.metadata). Strings, "" when the page does not say; dates as ISO 8601
+    ("2024-03-05" or "2024-03-05T10:00:00+00:00"), language as a lower-case BCP 47 tag ("en", "pt-br")."""
+
+    title: str = ""
+    author: str = ""
+    published: str = ""
+    modified: str = ""
+    language: str = ""
+    description: str = ""
+    canonical: str = ""
+    site_name: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# page kinds of the news-page classifier (extraction.nfas); "" when not classified
+PAGE_KINDS = ("article", "listing", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class PageInfo:
+    """Page-level results stored with a page (pages table) and exported by `export --what pages`.
+
+    text: the page's main content as Document.text (before site dedup: what the page says).
+    kind, kind_score: the news-page classifier's class and its probability of "article".
+    summary: a few key sentences of an article ("" for other kinds).
+    cluster: the site-model cluster the page was extracted with; -1 when `auto` extracted it
+    (no model yet, or the page fell back).
+    """
+
+    text: str = ""
+    kind: str = ""
+    kind_score: float = 0.0
+    summary: str = ""
+    meta: PageMeta = PageMeta()
+    cluster: int = -1
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["meta"] = self.meta.to_dict()
+        return d
+
+
 @dataclass(slots=True)
 class Document:
     """The extraction result for one page."""

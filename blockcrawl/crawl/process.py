@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..compress import inflate
 from ..extraction.pdf import is_pdf
 from ..pipeline import DEFAULT_MAX_BYTES, PipelineConfig, SitePipeline
-from ..records import Block, Chunk
+from ..records import Block, Chunk, PageInfo
 from .links import PageSignals
 
 # The crawl's pipeline description is the shared PipelineConfig (frozen, slotted, picklable: each
@@ -41,6 +41,11 @@ class PageOut:
     markdown: str = ""  # the main content as Markdown (extraction.markdown), stored with the page
     error: str | None = None  # why nothing is stored (a PDF encrypted, broken, too long): one log line
     signals: PageSignals = PageSignals()  # meta robots, canonical, feeds, rel=nofollow links (links.scan)
+    info: PageInfo | None = None  # metadata, kind, summary, main text (PageResult.info)
+    # site learning: earlier pages of the site re-processed with a newly learned model (stored
+    # over the old ones), and the model's JSON to save in the store (PageResult.revised, .model)
+    revised: list[PageOut] = field(default_factory=list)
+    model: str | None = None
 
 
 # --------------------------------------------------------------------------- worker side
