@@ -68,6 +68,7 @@ class CrawlConfig:
     follow_nofollow: bool = False  # follow rel=nofollow (ugc, sponsored) links too
     recrawl: bool = False  # revisit the store's pages with conditional requests (incremental)
     max_age: float | None = None  # recrawl: only pages fetched more than this many seconds ago
+    only_articles: bool = False  # store blocks and chunks of article pages only (PageInfo.kind)
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -150,6 +151,9 @@ class CrawlStats:
     changed: int = 0  # recrawl: stored page replaced by its new content
     gone: int = 0  # recrawl: 404/410, page removed from the store
     new: int = 0  # recrawl: pages stored for the first time
+    not_articles: int = 0  # --only-articles: pages stored without blocks (kind not "article")
+    models: int = 0  # site models learned (crawl --algorithm site)
+    revised: int = 0  # stored pages re-extracted with a newly learned site model
     elapsed: float = 0.0
     stopped: str = "done"
     # --- jsrender: counted by crawl.render.RenderingFetcher ---
@@ -170,6 +174,8 @@ class CrawlStats:
                 + (f", {self.nofollow} nofollow" if self.nofollow else "")
                 + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
                    if self.noindex or self.canonical else "")
+                + (f"; {self.not_articles} pages not articles (stored without blocks)" if self.not_articles else "")
+                + (f"; site learning: {self.models} models, {self.revised} pages revised" if self.models else "")
                 + (f"; recrawl: {self.unchanged} unchanged, {self.changed} changed, {self.gone} gone, "
                    f"{self.new} new" if self.recrawl else "")
                 + f"; rendered {self.renders} pages ({self.render_requests} requests, {self.render_failed} failed)")

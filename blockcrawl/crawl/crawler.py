@@ -29,6 +29,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from ..pipeline import PipelineConfig
+from ..records import Block, Chunk, PageInfo
 from ..store import Store
 from .addresses import AddressPolicy
 from .clock import SystemClock
@@ -45,7 +46,7 @@ from .policy import (
     scope_of,
 )
 from .politeness import Scheduler
-from .process import CRAWL_DEFAULT
+from .process import CRAWL_DEFAULT, PageOut
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
@@ -80,6 +81,10 @@ class Crawler:
         self.sched = Scheduler(config.per_host, config.delay, config.robots, self.agent, self.clock)
         self.resolver = Resolver()
         self._primed: set[str] = set()
+        # site learning: each site's current model (the store's row: version, JSON, counts)
+        self._models: dict[str, _SiteModel] = {}
+        self._stored_models: dict[str, _SiteModel] | None = None  # the store's, read on first need
+        self._model_sent: set[str] = set()
         self._seen: set[str] = set()
         self._rejected: set[str] = set()
         self._later: list[tuple[float, int, Item]] = []  # retries waiting for their (wall) time
@@ -622,6 +627,8 @@ class Crawler:
             # blocks kept before the interruption: the site's dedup state continues
             self._primed.add(it.host)
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
+        if (self.cfg.resume or self.stats.recrawl) and it.host not in self._model_sent:
+            await self._send_model(it.host)
         follow = self.cfg.max_depth is None or it.depth < self.cfg.max_depth
         # X-Robots-Tag is known before the analysis: a noindex page is parsed for links only
         h_noindex, h_nofollow = x_robots_tag(list(res.robots_tag), self.agent)
@@ -665,9 +672,12 @@ class Crawler:
         if not result.blocks and canonical_elsewhere(it.target, result.base, sig.canonical) and self.spec.extract:
             # the worker skipped the pipeline expecting a fold that the engine refused: run it now
             result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, False, True)
-        self.store.save_page(it.url, result.blocks, result.chunks, final_url=it.target, status=res.status or 200,
+        blocks, chunks, markdown = self._content(result)
+        self.store.save_page(it.url, blocks, chunks, final_url=it.target, status=res.status or 200,
                              content_type=res.content_type, title=result.title, content_hash=result.content_hash,
-                             markdown=result.markdown, etag=res.etag, last_modified=res.last_modified, body_hash=body_hash)
+                             markdown=markdown, etag=res.etag, last_modified=res.last_modified, body_hash=body_hash,
+                             info=result.info)
+        self._learned(it.host, result)
         if st.recrawl:
             if before is None:
                 st.new += 1
@@ -676,10 +686,72 @@ class Crawler:
         self.frontier.mark(it.url, DONE, res.status)
         self.frontier.log(it.url, "fetched", res.status, None, "", res.nbytes, res.elapsed)
         st.pages += 1
-        st.blocks += len(result.blocks)
-        st.chunks += len(result.chunks)
+        st.blocks += len(blocks)
+        st.chunks += len(chunks)
         for listener in self._listeners or ():
             listener.page(st)
+
+    # ------------------------------------------------------------------ page info and site learning
+    def _content(self, page: PageOut) -> tuple[list[Block], list[Chunk], str]:
+        """What is stored of a page: its blocks, chunks and Markdown; with --only-articles none of
+        them unless its info says "article" (a page without info is not known to be one)."""
+        if self.cfg.only_articles and (page.info is None or page.info.kind != "article"):
+            self.stats.not_articles += 1
+            return [], [], ""
+        return page.blocks, page.chunks, page.markdown
+
+    def _learned(self, site: str, page: PageOut) -> None:
+        """After a page is stored: the earlier pages its pipeline revised replace their stored
+        versions, and a model learned on it is saved (version + 1 for the site). The site's row
+        counts the pages extracted with the model and those that fell back to auto (cluster -1):
+        from the model JSON's "pages" and "fallbacks" when it states them, else from the pages
+        revised at learning; every later page of the site adds to them."""
+        m = self._models.get(site)
+        fresh = page.model is not None
+        engine_counts = False
+        if page.model is not None:
+            old = m or self._stored_model(site)
+            m = self._models[site] = _SiteModel(old.version + 1 if old else 1, page.model)
+            m.pages, m.fallbacks = _model_counts(page.model)
+            engine_counts = m.pages < 0
+            if engine_counts:
+                m.pages = m.fallbacks = 0
+            self._model_sent.add(site)  # the pipeline has its own: no stored model is sent after this
+            self.stats.models += 1
+        for r in page.revised:
+            if r.url is None:
+                continue
+            blocks, chunks, markdown = self._content(r)
+            if self.store.replace_content(url_key(r.url), blocks, chunks, markdown=markdown,
+                                          content_hash=r.content_hash, info=r.info) is None:
+                continue  # not stored (noindex, canonical elsewhere): nothing to revise
+            self.stats.revised += 1
+            if m is not None and engine_counts:
+                m.count(r.info)
+        if m is None:
+            return
+        if not fresh or engine_counts:
+            m.count(page.info)
+        self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
+
+    def _stored_model(self, site: str) -> _SiteModel | None:
+        if self._stored_models is None:
+            self._stored_models = {}
+            for row in self.store.site_models():
+                sm = _SiteModel(int(str(row["version"] or 0)), str(row["model"] or ""))
+                sm.pages, sm.fallbacks = int(str(row["pages"] or 0)), int(str(row["fallbacks"] or 0))
+                self._stored_models[str(row["site"])] = sm
+        return self._stored_models.get(site)
+
+    async def _send_model(self, site: str) -> None:
+        """Resume (and recrawl): the model the store holds for the site goes to its pipeline before
+        its first page, so the crawl goes on extracting with it instead of learning it again."""
+        self._model_sent.add(site)
+        m = self._stored_model(site)
+        if m is None or not m.model:
+            return
+        if await self.analyzer.load_model(site, m.model):
+            self._models[site] = m
 
 
     def _unchanged(self, it: Item, res: FetchResult) -> None:
@@ -722,6 +794,34 @@ class Crawler:
             self._accept([make_item(c, it.depth, trail=it.trail)])
         self._folded.add(it.url)
         return c
+
+
+class _SiteModel:
+    """A site's model as the store keeps it, with the counts the engine updates."""
+
+    __slots__ = ("fallbacks", "model", "pages", "version")
+
+    def __init__(self, version: int, model: str) -> None:
+        self.version, self.model = version, model
+        self.pages = self.fallbacks = 0
+
+    def count(self, info: PageInfo | None) -> None:
+        self.pages += 1
+        self.fallbacks += info is None or info.cluster < 0
+
+
+def _model_counts(model: str) -> tuple[int, int]:
+    """The "pages" and "fallbacks" a model's JSON states at its top level, else (-1, -1)."""
+    try:
+        d = json.loads(model)
+    except ValueError:
+        return -1, -1
+    if not isinstance(d, dict):
+        return -1, -1
+    p, f = d.get("pages"), d.get("fallbacks")
+    if type(p) is int and type(f) is int and p >= 0 and f >= 0:  # not bool
+        return p, f
+    return -1, -1
 
 
 def crawl(store: Store, config: CrawlConfig, spec: PipelineConfig | None = None) -> CrawlStats:

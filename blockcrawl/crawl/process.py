@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..compress import inflate
 from ..extraction.pdf import is_pdf
-from ..pipeline import DEFAULT_MAX_BYTES, PipelineConfig, SitePipeline
+from ..pipeline import DEFAULT_MAX_BYTES, PageResult, PipelineConfig, SitePipeline
 from ..records import Block, Chunk, PageInfo
 from .links import PageSignals
 
@@ -46,6 +46,7 @@ class PageOut:
     # over the old ones), and the model's JSON to save in the store (PageResult.revised, .model)
     revised: list[PageOut] = field(default_factory=list)
     model: str | None = None
+    url: str | None = None  # a revised page's URL (as fetched); None on the page analysed itself
 
 
 # --------------------------------------------------------------------------- worker side
@@ -79,6 +80,29 @@ def prime(site: str, pairs: list[tuple[str, str]]) -> int:
     return len(pairs)
 
 
+def load_model(site: str, model: str) -> bool:
+    """Give a site's pipeline the model stored by an earlier run (resume); False when the
+    pipeline cannot take one (an algorithm without site learning)."""
+    fn = getattr(_pipe(site), "load_model", None)
+    if fn is None:
+        return False
+    fn(model)
+    return True
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def page_out(res: PageResult, base: str, hrefs: list[str], signals: PageSignals | None = None) -> PageOut:
+    """The pipeline's result as the engine gets it: the page's info, the earlier pages it revised
+    (each with its URL, no links: those were followed when it was first analysed) and the model."""
+    revised = [PageOut(r.title, _digest(r.text), r.url or "", [], r.blocks, r.chunks, r.duplicates, r.markdown,
+                       info=r.info, url=r.url) for r in res.revised if r.url]
+    return PageOut(res.title, _digest(res.text), base, hrefs, res.blocks, res.chunks, res.duplicates, res.markdown,
+                   signals=signals or PageSignals(), info=res.info, revised=revised, model=res.model)
+
+
 def analyse(site: str, body: bytes, url: str, content_type: str | None, links: bool,
             extract: bool | None = None) -> PageOut:
     """extract (realweb): None, the pipeline runs unless the page will not be stored (meta robots
@@ -102,10 +126,7 @@ def analyse(site: str, body: bytes, url: str, content_type: str | None, links: b
     if (_SPEC is not None and not _SPEC.extract) or not extract:
         title = dom.title()
         return PageOut(title, hashlib.blake2b(body, digest_size=16).hexdigest(), base, hrefs, signals=signals)
-    res = _pipe(site).process_dom(dom, markdown=True)
-    digest = hashlib.blake2b(res.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return PageOut(res.title, digest, base, hrefs, res.blocks, res.chunks, res.duplicates, res.markdown,
-                   signals=signals)
+    return page_out(_pipe(site).process_dom(dom, markdown=True), base, hrefs, signals)
 
 
 def _analyse_pdf(site: str, body: bytes, url: str) -> PageOut:
@@ -122,9 +143,7 @@ def _analyse_pdf(site: str, body: bytes, url: str) -> PageOut:
         return PageOut("", "", url, [], error=str(e))
     except ImportError as e:  # pypdf missing from the environment
         return PageOut("", "", url, [], error=f"PDF support not installed ({e})")
-    res = _pipe(site).process_blocks(blocks, url, title, markdown=True)
-    digest = hashlib.blake2b(res.text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return PageOut(res.title, digest, url, [], res.blocks, res.chunks, res.duplicates, res.markdown)
+    return page_out(_pipe(site).process_blocks(blocks, url, title, markdown=True), url, [])
 
 
 def _gunzip(body: bytes, limit: int) -> bytes:
@@ -174,6 +193,9 @@ class Analyzer:
     async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None:
         if pairs:
             await asyncio.get_running_loop().run_in_executor(self._pool(site), prime, site, pairs)
+
+    async def load_model(self, site: str, model: str) -> bool:
+        return await asyncio.get_running_loop().run_in_executor(self._pool(site), load_model, site, model)
 
     async def analyse(self, site: str, body: bytes, url: str, content_type: str | None, links: bool,
                       extract: bool | None = None) -> PageOut:

@@ -93,6 +93,10 @@ class Analyzer(Protocol):
     def __exit__(self, *exc: object) -> None: ...
     async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None: ...
 
+    async def load_model(self, site: str, model: str) -> bool:
+        """Hand the site's pipeline a site model stored by an earlier run (crawl --resume), before
+        the site's first page; False when its algorithm learns no model."""
+
     async def analyse(self, site: str, body: bytes, url: str, content_type: str | None,
                       links: bool, extract: bool | None = None) -> PageOut:
         """extract: None lets the analyser skip the pipeline for a page that will not be stored

@@ -3,7 +3,8 @@
 SqliteStore (store.sqlite) implements all of them; a PostgreSQL backend is one more class with these
 methods (see docs/store.md, "Adding a backend"). Each protocol is the smallest set one stage calls:
 
-- PageSink: the crawler stores pages and reloads a site's dedup state on --resume.
+- PageSink: the crawler stores pages (with their info and site models) and reloads a site's dedup
+  state and learned model on --resume.
 - ChunkSource: `index` reads the chunks that lack a vector and writes vectors back.
 - VectorIndex, KeywordIndex (together SearchStore): `search` ranks chunks and reads the winners.
 - RecordSource: `export` streams what a crawl stored.
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..records import Block, Chunk
+    from ..records import Block, Chunk, PageInfo
 
 # what `export` can write, in --help order
 RECORD_KINDS = ("chunks", "pages", "blocks", "frontier")
@@ -43,9 +44,26 @@ class StoredChunk:
 class PageSink(Protocol):
     def save_page(self, url: str, blocks: list[Block], chunks: list[Chunk], *, final_url: str | None = None,
                   status: int = 200, content_type: str | None = None, title: str = "",
-                  content_hash: str | None = None, markdown: str | None = None) -> int:
-        """Insert or replace a page with its blocks and chunks (and its Markdown, if made);
-        returns the page id. No commit."""
+                  content_hash: str | None = None, markdown: str | None = None, etag: str | None = None,
+                  last_modified: str | None = None, body_hash: str | None = None,
+                  info: PageInfo | None = None) -> int:
+        """Insert or replace a page with its blocks and chunks (and its Markdown, validators, page
+        info, if given); returns the page id. No commit."""
+        ...
+
+    def replace_content(self, url: str, blocks: list[Block], chunks: list[Chunk], *, markdown: str | None = None,
+                        content_hash: str | None = None, info: PageInfo | None = None) -> int | None:
+        """Replace a stored page's blocks, chunks, Markdown, content hash and info, keeping its fetch
+        columns (status, validators, fetch time, title): a page re-extracted by a newly learned site
+        model. None when no page is stored at url. No commit."""
+        ...
+
+    def save_site_model(self, site: str, model: str, *, version: int, pages: int, fallbacks: int) -> None:
+        """Store or replace a site's learned model (JSON). No commit."""
+        ...
+
+    def site_models(self) -> list[dict[str, object]]:
+        """Every stored site model: site, version, model, learned_at, pages, fallbacks."""
         ...
 
     def commit(self) -> None:
@@ -124,8 +142,11 @@ class SearchStore(VectorIndex, KeywordIndex, Protocol):
         """The chunks still in the store among ids (a re-crawl may have dropped some)."""
         ...
 
-    def pages_matching(self, site: str | None = None, url_prefix: str | None = None) -> list[int]:
-        """Ids of the pages on host site (or a subdomain; lower-case) whose URL starts with url_prefix."""
+    def pages_matching(self, site: str | None = None, url_prefix: str | None = None, kind: str | None = None,
+                       lang: str | None = None, since: str | None = None) -> list[int]:
+        """Ids of the pages on host site (or a subdomain; lower-case) whose URL starts with url_prefix;
+        kind, lang, since: only pages whose stored info has that kind, that language (or a subtag
+        of it), a published date on or after since (ISO 8601)."""
         ...
 
     def chunk_pages(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:

@@ -13,6 +13,10 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
   (the body's blake2b-128), which tells an unchanged page from a server without validators.
 - 4: chunks.context (the page title and outer headings a chunk is embedded with, records.Chunk),
   also a column of chunks_fts (keyword search matches the page title).
+- 5: page info (records.PageInfo) in pages: text (the main content as extract() gives it), kind and
+  kind_score (the news-page classifier), summary, meta (JSON of records.PageMeta), cluster (the site-
+  model cluster the page was extracted with, -1: none); and table site_models, one learned site model
+  per site (crawl --algorithm site), reloaded by --resume. NULL/-1 for pages stored before.
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
@@ -28,7 +32,7 @@ from ..errors import StoreError
 
 # "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
 APPLICATION_ID = 0x626C4372
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -43,7 +47,13 @@ CREATE TABLE IF NOT EXISTS pages (
     markdown TEXT,                     -- main content as Markdown (schema 2; NULL before)
     etag TEXT,                         -- validators of the last 200, for --recrawl's conditional GET
     last_modified TEXT,
-    body_hash TEXT                     -- blake2b-128 of the body: same body on --recrawl = unchanged
+    body_hash TEXT,                    -- blake2b-128 of the body: same body on --recrawl = unchanged
+    text TEXT,                         -- page info (schema 5): the main content as extract() gives it
+    kind TEXT,                         -- article | listing | other ('' not classified)
+    kind_score REAL,                   -- probability of 'article'
+    summary TEXT,
+    meta TEXT,                         -- JSON of records.PageMeta (title, author, published, language...)
+    cluster INTEGER DEFAULT -1         -- site-model cluster the page was extracted with (-1: none)
 );
 CREATE TABLE IF NOT EXISTS blocks (
     id INTEGER PRIMARY KEY,
@@ -103,6 +113,15 @@ CREATE TABLE IF NOT EXISTS crawl_log (
     elapsed REAL
 );
 CREATE TABLE IF NOT EXISTS crawl_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- one learned site model per site (schema 5): site = scheme://host[:port] as the crawl keys sites
+CREATE TABLE IF NOT EXISTS site_models (
+    site TEXT PRIMARY KEY,
+    version INTEGER,                   -- 1 for the first model of the site, +1 at each relearning
+    model TEXT,                        -- the model's JSON (extraction.site), with its "format" key
+    learned_at REAL,
+    pages INTEGER,                     -- pages the model was learned on
+    fallbacks INTEGER                  -- pages the model did not fit (extracted by auto)
+);
 """
 
 # - index_meta(key, value): model name, dimension, generation (bumped by every index run).
@@ -212,10 +231,27 @@ def _to_4(db: sqlite3.Connection) -> None:
         db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
 
 
+# (column, type) added to pages by schema 5
+_PAGE_INFO_COLUMNS = (("text", "TEXT"), ("kind", "TEXT"), ("kind_score", "REAL"), ("summary", "TEXT"),
+                      ("meta", "TEXT"), ("cluster", "INTEGER DEFAULT -1"))
+
+
+def _to_5(db: sqlite3.Connection) -> None:
+    """4 -> 5: the page-info columns of pages (NULL, cluster -1, for the pages already stored) and
+    the site_models table (a store created at 0 got them from CORE_SCHEMA in _to_1)."""
+    have = _columns(db, "pages")
+    for col, typ in _PAGE_INFO_COLUMNS:
+        if col not in have:
+            db.execute(f"ALTER TABLE pages ADD COLUMN {col} {typ}")
+    for sql in statements(CORE_SCHEMA):
+        if "site_models" in sql:
+            db.execute(sql)
+
+
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
 # bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4, _to_5]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
