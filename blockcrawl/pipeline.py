@@ -58,6 +58,10 @@ class PipelineConfig:
     full_path: bool = False
     extract: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
+    # site learning (algorithm 'site'): a site's model is learned once this many pages of it were
+    # seen, or this many seconds after its first page, whichever comes first
+    learn_pages: int = 20
+    learn_seconds: float = 60.0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -77,6 +81,11 @@ class PipelineConfig:
             raise ConfigError(f"overlap must be >= 0 and < chunk_size ({self.chunk_size}), not {self.overlap}")
         if self.max_bytes < 1:
             raise ConfigError(f"max_bytes must be at least 1, not {self.max_bytes}")
+        if isinstance(self.learn_pages, bool) or not isinstance(self.learn_pages, int) or self.learn_pages < 1:
+            raise ConfigError(f"learn_pages must be an integer of at least 1, not {self.learn_pages!r}")
+        if isinstance(self.learn_seconds, bool) or not isinstance(self.learn_seconds, (int, float)) \
+                or not 0 <= self.learn_seconds < math.inf:
+            raise ConfigError(f"learn_seconds must be a number of seconds >= 0, not {self.learn_seconds!r}")
         if not isinstance(self.tokenizer, str) or not (
                 self.tokenizer in TOKENIZER_NAMES or Path(self.tokenizer).is_file()):
             raise ConfigError(f"unknown tokenizer {self.tokenizer!r}: use 'model', 'words' or a tokenizer.json path")

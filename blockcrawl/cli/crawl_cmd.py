@@ -17,6 +17,9 @@ EXAMPLES = """examples:
   blockcrawl crawl https://example.org/ --store site.db --max-pages 500 --delay 0.5
   blockcrawl crawl https://example.org/docs/ --store docs.db --include '/docs/' --exclude '\\?print='
   blockcrawl crawl --store site.db --resume          continue an interrupted crawl (kill -9 safe)
+  blockcrawl crawl https://news.example/ --store news.db --algorithm site --only-articles
+                                                     learn each site's templates; keep articles only
+  blockcrawl sites --store news.db                   the site models learned
   blockcrawl export --store site.db --what pages     what was crawled, as JSON Lines
 
 Politeness: robots.txt is obeyed (its Crawl-delay too), at most --per-host requests are in flight
@@ -138,11 +141,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g = p.add_argument_group("extraction")
     g.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
                    help="main-content algorithm from blockcrawl.extraction.registry "
-                        f"(default {DEFAULTS.algorithm!r}; 'all' keeps every block)")
+                        f"(default {DEFAULTS.algorithm!r}; 'all' keeps every block; 'site' learns each site's "
+                        "page templates from its first pages, then extracts by them: see --learn-pages)")
     g.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, metavar="N", help=f"tokens per chunk (default {DEFAULT_SIZE})")
     g.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M", help=f"chunk overlap (default {DEFAULT_OVERLAP})")
     g.add_argument("--tokenizer", default="model", metavar="NAME", help="'model' (default), 'words', or a tokenizer.json")
     g.add_argument("--no-dedup", action="store_true", help="keep blocks already seen on the site")
+    g.add_argument("--only-articles", action="store_true",
+                   help="store blocks and chunks of article pages only (the page classifier's kind); other "
+                        "pages are stored with their info (kind, metadata) but no blocks, and their links followed")
+    g.add_argument("--learn-pages", type=_positive(int), default=DEFAULTS.learn_pages, metavar="N",
+                   help=f"--algorithm site: learn a site's model after N of its pages (default {DEFAULTS.learn_pages})")
+    g.add_argument("--learn-seconds", type=_positive(float), default=DEFAULTS.learn_seconds, metavar="S",
+                   help="--algorithm site: or S seconds after the site's first page, if sooner "
+                        f"(default {DEFAULTS.learn_seconds:g})")
     g.add_argument("--no-extract", action="store_true",
                    help="only crawl: store pages (URL, status, title) and follow links, no blocks or chunks")
     g.add_argument("--workers", type=_positive(int), default=None, metavar="N",
@@ -176,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
     # every extraction option is checked here, once (ConfigError: one line, exit 2)
     spec = PipelineConfig(mode="main", algorithm=args.algorithm, chunk_size=args.chunk_size,
                           overlap=args.overlap, tokenizer=args.tokenizer, dedup=not args.no_dedup,
-                          extract=not args.no_extract, max_bytes=args.max_bytes)
+                          extract=not args.no_extract, max_bytes=args.max_bytes,
+                          learn_pages=args.learn_pages, learn_seconds=args.learn_seconds)
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
     try:
@@ -209,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
             resume=args.resume, progress=not args.no_progress, workers=workers,
             credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow,
-            recrawl=args.recrawl, max_age=args.max_age, render=args.render)
+            recrawl=args.recrawl, max_age=args.max_age, render=args.render, only_articles=args.only_articles)
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]

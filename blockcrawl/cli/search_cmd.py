@@ -14,6 +14,7 @@ EXAMPLES = """examples:
   blockcrawl search --store site.db "install" --site docs.example.com --per-page 1
   blockcrawl search --store site.db "install" --url-prefix https://example.com/guide/ --offset 10
   blockcrawl search --store site.db "rate limits" -k 3 --context block --json   # for an LLM prompt
+  blockcrawl search --store news.db "election" --kind article --lang en --since 2024-03-01
 
 modes: hybrid (default) fuses the vector and keyword rankings by reciprocal rank fusion (k=60);
 vector ranks by cosine similarity of all-MiniLM-L6-v2 embeddings; keyword by FTS5 bm25.
@@ -34,6 +35,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--mode", choices=MODES, default="hybrid", help="ranking (default hybrid)")
     p.add_argument("--site", metavar="HOST", help="only pages on HOST or its subdomains (a port must match)")
     p.add_argument("--url-prefix", metavar="URL", help="only pages whose URL starts with URL")
+    p.add_argument("--kind", choices=("article", "listing", "other"),
+                   help="only pages the crawl classified so (page info, stores crawled since schema 5)")
+    p.add_argument("--lang", metavar="TAG", help="only pages in this language (en also takes en-gb)")
+    p.add_argument("--since", metavar="DATE", help="only pages published on or after DATE (ISO 8601: 2024-03-01)")
     p.add_argument("--offset", type=int, default=0, metavar="N",
                    help="skip the first N hits: the next page of results (offset + k at most 300)")
     p.add_argument("--per-page", type=int, default=3, metavar="N",
@@ -49,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from ..retrieval import SearchOptions, format_hits, search
     from ..store import Store
 
-    opts = SearchOptions(args.k, args.mode, args.site, args.url_prefix, args.offset, args.per_page, args.context)
+    opts = SearchOptions(args.k, args.mode, args.site, args.url_prefix, args.offset, args.per_page, args.context,
+                         args.kind, args.lang, args.since)
     try:
         with Store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
             hits = search(store, args.query, options=opts)

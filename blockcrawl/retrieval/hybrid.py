@@ -1,10 +1,11 @@
 """Search a store: exact (or ANN) vector search, FTS5 keyword search, and their reciprocal rank
 fusion (RRF, k=60): score(chunk) = sum over the two rankings of 1 / (60 + rank).
 
-On top of the ranking, what makes a result list usable (SearchOptions): filters by host and URL
-prefix applied before the top n is cut (a page-id mask over the vector rows, a JOIN in the keyword
-SQL), at most per_page hits from one URL, pagination by offset, a snippet with the query's words
-marked, and on request the hit's whole block or its neighbouring chunks as context for an LLM."""
+On top of the ranking, what makes a result list usable (SearchOptions): filters by host, URL prefix
+and page info (kind, language, published since) applied before the top n is cut (a page-id mask over
+the vector rows, a JOIN in the keyword SQL), at most per_page hits from one URL, pagination by
+offset, a snippet with the query's words marked, and on request the hit's whole block or its
+neighbouring chunks as context for an LLM."""
 from __future__ import annotations
 
 import os
@@ -54,7 +55,10 @@ class SearchOptions:
     starting with this ("https://example.com/docs/"; scheme and host compared lower-case). offset:
     skip this many hits (offset + k <= 300). per_page: at most this many hits from one URL (default
     3; 0 or None: no limit). context: None, "block" (the hit's whole block) or 1-5 (that many
-    neighbouring chunks of the page either side), returned in Hit.context."""
+    neighbouring chunks of the page either side), returned in Hit.context. kind, lang, since: only
+    pages whose stored page info (crawl, schema 5) has that kind ("article", "listing", "other"),
+    that language or a subtag of it ("en" takes "en-gb"), a published date on or after since (an
+    ISO 8601 date, "2024-03-01"; pages without a date are left out)."""
 
     k: int = 10
     mode: str = "hybrid"
@@ -63,6 +67,9 @@ class SearchOptions:
     offset: int = 0
     per_page: int | None = PER_PAGE
     context: str | int | None = None
+    kind: str | None = None
+    lang: str | None = None
+    since: str | None = None
 
     def checked(self) -> SearchOptions:
         """These options validated and normalised (host lower-case, context "2" -> 2); SearchError
@@ -78,7 +85,13 @@ class SearchOptions:
                                      or not 0 <= per_page <= MAX_PER_PAGE):
             raise SearchError(f"per_page must be between 0 (no limit) and {MAX_PER_PAGE}")
         return SearchOptions(k, self.mode, _check_site(self.site), _check_prefix(self.url_prefix), offset,
-                             per_page or None, _check_context(self.context))
+                             per_page or None, _check_context(self.context), _check_kind(self.kind),
+                             _check_lang(self.lang), _check_since(self.since))
+
+    def page_filters(self) -> dict[str, str]:
+        """The page-info filters set (for the store's pages_matching), none when unset: a store
+        without them still answers a plain site / url_prefix filter."""
+        return {n: v for n, v in (("kind", self.kind), ("lang", self.lang), ("since", self.since)) if v is not None}
 
 
 def _check_site(site: str | None) -> str | None:
@@ -106,6 +119,47 @@ def _check_prefix(prefix: str | None) -> str | None:
         raise SearchError(f"url_prefix must start with a scheme and host, such as https://example.com/docs/, "
                           f"not {prefix[:100]!r}")
     return m.group(1).lower() + m.group(2).lower() + m.group(3)
+
+
+_LANG = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{1,8})*$")
+
+
+def _check_kind(kind: str | None) -> str | None:
+    from ..records import PAGE_KINDS
+
+    if kind is None or kind == "":
+        return None
+    k = kind.strip().lower()
+    if k not in PAGE_KINDS:
+        raise SearchError(f"kind must be one of {', '.join(PAGE_KINDS)}, not {kind[:100]!r}")
+    return k
+
+
+def _check_lang(lang: str | None) -> str | None:
+    if lang is None or lang == "":
+        return None
+    tag = lang.strip().lower().replace("_", "-")
+    if not _LANG.match(tag):
+        raise SearchError(f"lang must be a language tag such as en or pt-br, not {lang[:100]!r}")
+    return tag
+
+
+def _check_since(since: str | None) -> str | None:
+    """An ISO 8601 date or date-time, kept as given (stored dates are ISO strings: they compare as
+    text in time order when written alike)."""
+    if since is None or since == "":
+        return None
+    from datetime import date, datetime
+
+    s = since.strip()
+    try:
+        if len(s) == 10:
+            date.fromisoformat(s)
+        else:
+            datetime.fromisoformat(s)
+    except ValueError:
+        raise SearchError(f"since must be an ISO 8601 date such as 2024-03-01, not {since[:100]!r}") from None
+    return s
 
 
 def _check_context(context: str | int | None) -> str | int | None:
@@ -286,14 +340,17 @@ def _resolve(store: SearchStore, ranked: Ranked, need: int, per_page: int | None
 def search(store: SearchStore | str | os.PathLike[str], query: str, k: int = 10, mode: str = "hybrid",
            embedder: Embedder | None = None, *, site: str | None = None, url_prefix: str | None = None,
            offset: int = 0, per_page: int | None = PER_PAGE, context: str | int | None = None,
+           kind: str | None = None, lang: str | None = None, since: str | None = None,
            options: SearchOptions | None = None) -> list[Hit]:
-    """The k best chunks of the store for query, after the first `offset`, at most per_page from
-    one URL, only on host `site` / under `url_prefix` (see SearchOptions; `options` replaces k, mode
-    and the keywords). A filter that matches nothing gives []; an offset past the end of a non-empty
-    result list is a SearchError. Raises SearchError / StoreMissing / NotIndexed / StoreError. The
-    caller opens the store (`Store(path, readonly=True)`) and may keep it open for many searches; a
-    path is opened read-only for the one call."""
-    opts = (options or SearchOptions(k, mode, site, url_prefix, offset, per_page, context)).checked()
+    """The k best chunks of the store for query, after the first `offset`, at most per_page from one URL,
+    only on host `site` / under `url_prefix` / pages of that kind, lang, published since (see
+    SearchOptions; `options` replaces k, mode and the keywords). A filter that matches nothing gives
+    []; an offset past the end of a non-empty result list is a SearchError. Raises SearchError /
+    StoreMissing / NotIndexed / StoreError. The caller opens the store (`Store(path,
+    readonly=True)`) and may keep it open for many searches; a path is opened read-only for the one
+    call."""
+    opts = (options or SearchOptions(k, mode, site, url_prefix, offset, per_page, context, kind, lang,
+                                     since)).checked()
     query = validate(query, opts.k, opts.mode)
     if isinstance(store, (str, os.PathLike)):
         from ..store import Store
@@ -307,8 +364,9 @@ def search(store: SearchStore | str | os.PathLike[str], query: str, k: int = 10,
         raise SearchError(f"context 'block': store {store.location} has no blocks (pages stored as plain "
                           "text); ask for neighbouring chunks instead, e.g. context 1")
     pages: list[int] | None = None
-    if opts.site is not None or opts.url_prefix is not None:
-        pages = store.pages_matching(opts.site, opts.url_prefix)
+    filters = opts.page_filters()
+    if opts.site is not None or opts.url_prefix is not None or filters:
+        pages = store.pages_matching(opts.site, opts.url_prefix, **filters)
         if not pages:
             _page_of([], opts)  # an offset is an error: there is no page of results beyond
             return []  # nothing on those pages: no hits, no error

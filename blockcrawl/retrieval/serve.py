@@ -1,8 +1,9 @@
 """`blockcrawl serve`: a JSON search API and a one-file web page, on Starlette and uvicorn.
 
 GET /                       the search page (page.html, self-contained, under a strict CSP)
-GET /api/search?q=&k=&mode=&site=&url_prefix=&offset=&per_page=&context=
+GET /api/search?q=&k=&mode=&site=&url_prefix=&offset=&per_page=&context=&kind=&lang=&since=
                             {"query", "mode", "k", "offset", "per_page", "site", "url_prefix", "context",
+                             "kind", "lang", "since",
                              "hits": [{score, url, heading_path, text, title, chunk_id, rank, snippet,
                                        highlights, context, ...}]}
 Bad input -> 400 {"error": "..."}; unknown path -> 404; other methods -> 405; URL over 8 KiB -> 414;
@@ -175,8 +176,10 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
             except ValueError:
                 return _json(400, {"error": f"{name} must be {what}"})
         # an empty parameter is an absent one (a form's blank field)
-        site, prefix, context = (params.get(n) or None for n in ("site", "url_prefix", "context"))
-        opts = SearchOptions(ints["k"], mode, site, prefix, ints["offset"], ints["per_page"], context)
+        site, prefix, context, kind, lang, since = (params.get(n) or None for n in (
+            "site", "url_prefix", "context", "kind", "lang", "since"))
+        opts = SearchOptions(ints["k"], mode, site, prefix, ints["offset"], ints["per_page"], context, kind, lang,
+                             since)
         try:
             opts = opts.checked()  # bad values answered here, without taking a search thread
         except SearchError as e:
@@ -193,7 +196,8 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
             return _json(500, {"error": str(e)})
         return _json(200, {"query": q, "mode": mode, "k": opts.k, "offset": opts.offset,
                            "per_page": opts.per_page or 0, "site": opts.site, "url_prefix": opts.url_prefix,
-                           "context": opts.context, "hits": hits})
+                           "context": opts.context, "kind": opts.kind, "lang": opts.lang, "since": opts.since,
+                           "hits": hits})
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
