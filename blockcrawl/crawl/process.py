@@ -96,11 +96,17 @@ def _digest(text: str) -> str:
 
 def page_out(res: PageResult, base: str, hrefs: list[str], signals: PageSignals | None = None) -> PageOut:
     """The pipeline's result as the engine gets it: the page's info, the earlier pages it revised
-    (each with its URL, no links: those were followed when it was first analysed) and the model."""
+    (each with its URL, no links: those were followed when it was first analysed) and the model.
+    A result without info (a PDF; a pipeline that makes none) gets one with its text alone, so
+    that every page stored by an extracting crawl has its main text in the store."""
     revised = [PageOut(r.title, _digest(r.text), r.url or "", [], r.blocks, r.chunks, r.duplicates, r.markdown,
-                       info=r.info, url=r.url) for r in res.revised if r.url]
+                       info=_info(r), url=r.url) for r in res.revised if r.url]
     return PageOut(res.title, _digest(res.text), base, hrefs, res.blocks, res.chunks, res.duplicates, res.markdown,
-                   signals=signals or PageSignals(), info=res.info, revised=revised, model=res.model)
+                   signals=signals or PageSignals(), info=_info(res), revised=revised, model=res.model)
+
+
+def _info(res: PageResult) -> PageInfo:
+    return res.info if res.info is not None else PageInfo(text=res.text)
 
 
 def analyse(site: str, body: bytes, url: str, content_type: str | None, links: bool,

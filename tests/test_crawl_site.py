@@ -1,0 +1,81 @@
+"""Page info through a real crawl: a server on 127.0.0.1 (tests/crawlsite.py), the CLI's crawl with
+a worker process (PageOut and its PageInfo cross a process boundary), export and sites; and the
+worker-side mapping of a pipeline's revised pages and model (crawl.process.page_out)."""
+from __future__ import annotations
+
+import json
+
+from blockcrawl.cli import main
+from blockcrawl.crawl import process
+from blockcrawl.pipeline import PageResult, PipelineConfig
+from blockcrawl.records import Block, PageInfo, PageMeta
+
+from .crawlsite import Route, Site, page
+
+STORY = ("The harbour authority approved the new ferry schedule on Tuesday after a long public consultation. "
+         "Residents of the outer islands had asked for an earlier morning crossing for years. ")
+
+
+def news_site() -> dict[str, Route]:
+    head = ('<meta property="og:title" content="Ferry schedule"><meta name="author" content="Ann Author">'
+            '<meta property="article:published_time" content="2024-03-05T10:00:00Z">')
+    r = {"/": Route(page("Home", ["/news/1.html", "/news/2.html"], "Latest news from the islands."))}
+    for i in (1, 2):
+        r[f"/news/{i}.html"] = Route(page(f"Story {i}", ["/"], STORY * (2 + i), extra_head=head))
+    return r
+
+
+def test_crawl_stores_page_info_and_export_shows_it(tmp_path, capsys):
+    site = Site(news_site()).start()
+    try:
+        db = str(tmp_path / "s.db")
+        assert main(["crawl", site.origin + "/", "--store", db, "--algorithm", "auto", "--workers", "1",
+                     "--tokenizer", "words", "--no-progress"]) == 0
+        capsys.readouterr()
+        assert main(["export", "--store", db, "--what", "pages"]) == 0
+        recs = {r["url"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+        assert len(recs) == 3
+        for r in recs.values():
+            assert {"text", "kind", "kind_score", "summary", "meta", "cluster"} <= set(r)
+            assert r["text"] and isinstance(r["meta"], dict) and r["cluster"] == -1
+        assert "harbour authority" in recs[site.origin + "/news/2.html"]["text"]
+        assert main(["sites", "--store", db]) == 0  # auto learns no model
+        err = capsys.readouterr().err
+        assert "no site models" in err and len(err.splitlines()) == 1
+        # --only-articles: without a page classifier (kind "") no page is an article, so no blocks;
+        # every page is still stored with its info and every link followed
+        db2 = str(tmp_path / "o.db")
+        assert main(["crawl", site.origin + "/", "--store", db2, "--workers", "0", "--tokenizer", "words",
+                     "--no-progress", "--only-articles", "--learn-pages", "5", "--learn-seconds", "30"]) == 0
+        capsys.readouterr()
+        assert main(["export", "--store", db2, "--what", "pages"]) == 0
+        recs2 = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert len(recs2) == 3 and all(r["text"] for r in recs2)
+        assert all(r["n_blocks"] == 0 for r in recs2 if r["kind"] != "article")
+        assert all(r["n_blocks"] > 0 for r in recs2 if r["kind"] == "article")
+    finally:
+        site.stop()
+
+
+def test_page_out_carries_info_revised_pages_and_the_model():
+    info = PageInfo(text="t", kind="article", kind_score=0.9, summary="s", meta=PageMeta(language="en"), cluster=2)
+    block = Block("b", "b", (), "html/body", 0, "http://a.test/1", "h")
+    old = PageResult("http://a.test/1", "One", "old text", [block], markdown="m1", info=info)
+    no_url = PageResult(None, "x", "x")
+    res = PageResult("http://a.test/2", "Two", "text", revised=[old, no_url], model='{"format": 1}')
+    out = process.page_out(res, "http://a.test/2", ["/3"])
+    assert out.model == '{"format": 1}' and out.hrefs == ["/3"] and out.url is None
+    assert out.info == PageInfo(text="text")  # no info from the pipeline: the main text alone
+    (rev,) = out.revised  # a revised page without a URL cannot be stored over anything
+    assert rev.url == "http://a.test/1" and rev.info is info and rev.blocks == [block] and rev.markdown == "m1"
+    assert rev.hrefs == [] and rev.content_hash == process._digest("old text")
+
+
+def test_load_model_is_refused_by_a_pipeline_without_site_learning():
+    process.init_state(PipelineConfig(mode="main", tokenizer="words"))
+    try:
+        # the default algorithm learns no model (SitePipeline.load_model comes with algorithm "site")
+        pipe = process._pipe("http://a.test")
+        assert process.load_model("http://a.test", "{}") == hasattr(pipe, "load_model")
+    finally:
+        process._PIPES.clear()
