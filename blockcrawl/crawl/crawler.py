@@ -85,6 +85,7 @@ class Crawler:
         self._models: dict[str, _SiteModel] = {}
         self._stored_models: dict[str, _SiteModel] | None = None  # the store's, read on first need
         self._model_sent: set[str] = set()
+        self._models_dirty: set[str] = set()  # sites whose counts changed since their row was written
         self._seen: set[str] = set()
         self._rejected: set[str] = set()
         self._later: list[tuple[float, int, Item]] = []  # retries waiting for their (wall) time
@@ -274,6 +275,7 @@ class Crawler:
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
+            self._flush_models()
             self.store.commit()
             self.stats.elapsed = self.clock.monotonic() - t0
             for listener in self._listeners:
@@ -403,6 +405,7 @@ class Crawler:
     def _maybe_commit(self, force: bool = False) -> None:
         now = self.clock.monotonic()
         if force or now - self._last_commit >= self.cfg.commit_interval:
+            self._flush_models()
             self.store.commit()
             self._last_commit = now
 
@@ -692,11 +695,11 @@ class Crawler:
             listener.page(st)
 
     # ------------------------------------------------------------------ page info and site learning
-    def _content(self, page: PageOut) -> tuple[list[Block], list[Chunk], str]:
+    def _content(self, page: PageOut, revised: bool = False) -> tuple[list[Block], list[Chunk], str]:
         """What is stored of a page: its blocks, chunks and Markdown; with --only-articles none of
         them unless its info says "article" (a page without info is not known to be one)."""
         if self.cfg.only_articles and (page.info is None or page.info.kind != "article"):
-            self.stats.not_articles += 1
+            self.stats.not_articles += not revised
             return [], [], ""
         return page.blocks, page.chunks, page.markdown
 
@@ -721,7 +724,7 @@ class Crawler:
         for r in page.revised:
             if r.url is None:
                 continue
-            blocks, chunks, markdown = self._content(r)
+            blocks, chunks, markdown = self._content(r, revised=True)
             if self.store.replace_content(url_key(r.url), blocks, chunks, markdown=markdown,
                                           content_hash=r.content_hash, info=r.info) is None:
                 continue  # not stored (noindex, canonical elsewhere): nothing to revise
@@ -732,7 +735,17 @@ class Crawler:
             return
         if not fresh or engine_counts:
             m.count(page.info)
-        self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
+        if fresh:  # a new model is written with the page it was learned on
+            self._models_dirty.discard(site)
+            self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
+        else:  # new counts at the next commit: a model may be large, pages are many
+            self._models_dirty.add(site)
+
+    def _flush_models(self) -> None:
+        for site in self._models_dirty:
+            m = self._models[site]
+            self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
+        self._models_dirty.clear()
 
     def _stored_model(self, site: str) -> _SiteModel | None:
         if self._stored_models is None:
