@@ -99,6 +99,11 @@ def test_version_4_store_is_read_as_it_is_and_migrated_by_a_writer(tmp_path):
         st.save_page("http://a.test/b", bl, ch, info=info("new text"))
     assert {"text", "kind", "kind_score", "summary", "meta", "cluster"} <= columns(path, "pages")
     assert {"site", "version", "model", "learned_at", "pages", "fallbacks"} == columns(path, "site_models")
+    for store in (path, tmp_path / "new.db"):  # the filters' covering index, in a migrated and a new store
+        Store(store).close()
+        db = sqlite3.connect(store)
+        assert db.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='pages_info'").fetchone()
+        db.close()
     with Store(path) as st:  # opening again migrates nothing
         assert st.schema_version == SCHEMA_VERSION
         assert [r["site"] for r in st.site_models()] == ["http://a.test"]
