@@ -170,7 +170,7 @@ def test_store_embeds_and_keyword_indexes_the_context(tmp_path):
                      "ALTER TABLE chunks DROP COLUMN context;" + OLD_FTS + "PRAGMA user_version=3;")
     db.close()
     with Store(path) as st:
-        assert st.schema_version == 4
+        assert st.schema_version == SCHEMA_VERSION
         assert [t for _, t in st.chunks_to_embed()] == ["Film: Year: 2003 | Title: Octane"]
         st.save_page("https://y.test/", [], [octane("https://y.test/")])  # the triggers fill the new column
         assert [r[0] for r in st.db.execute("SELECT c.url FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
