@@ -250,6 +250,9 @@ def test_sites_lists_models_leniently(tmp_path, capsys):
 
 
 def test_sites_without_models_and_on_a_bad_store(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["sites", "--help"])
+    assert e.value.code == 0 and "blockcrawl sites --store news.db" in capsys.readouterr().out
     path = tmp_path / "s.db"
     Store(path).close()
     assert main(["sites", "--store", str(path)]) == 0
