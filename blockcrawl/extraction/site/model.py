@@ -40,7 +40,7 @@ log = logging.getLogger("blockcrawl.site")
 
 FORMAT = 1
 T1 = 0.8  # canopy: a page joins a canopy when its distance (1 - SMDPW) to the centre is < T1
-T2 = 0.4  # ... and leaves the pool of candidate centres when it is < T2
+T2 = 0.15  # ... and leaves the pool of candidate centres when it is < T2
 MIN_CLUSTER = 2  # a cluster needs this many pages to tell template from content
 MAX_CLUSTERS = 8
 TEMPLATE_SHARE = 0.5  # aligned text found on this share of a cluster's pages is template
@@ -135,11 +135,16 @@ class SiteModel:
         c = self.clusters[k]
         c.pages += 1
         shared = {tree.dom_index[y] for x, y in leaves if x in c.template and c.template[x] == text_key(tree.text[y])}
-        mask = apply(dom, c, auto_mask, self.combine, shared)
-        if mask is None or _kept_len(dom, mask) < self.fallback_ratio * _kept_len(dom, auto_mask):
+        mask, matched = apply(dom, c, auto_mask, self.combine, shared)
+        if mask is None or matched < self.fallback_ratio * _kept_len(dom, auto_mask):
             c.fallbacks += 1
             return auto_mask, -1
         return mask, k
+
+    def reset_counts(self) -> None:
+        self.unassigned = 0
+        for c in self.clusters:
+            c.pages = c.fallbacks = 0
 
     def needs_relearn(self) -> bool:
         """True when a cluster (or the share of unassigned pages) falls back too often."""
@@ -166,20 +171,27 @@ def _text_nodes(dom: Dom) -> list[int]:
 
 
 def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str = COMBINE,
-          shared: set[int] | frozenset[int] = frozenset()) -> list[bool] | None:
-    """The cluster's mask of a page: text nodes matching a pattern, less the template nodes
-    `shared` (and with combine "union", auto's nodes too, less those)."""
+          shared: set[int] | frozenset[int] = frozenset()) -> tuple[list[bool] | None, int]:
+    """The cluster's mask of a page - text nodes matching a pattern, less the template nodes
+    `shared` (and with combine "union", auto's nodes too, less those) - and the length of the
+    text the patterns alone keep (what the fallback test compares with auto's)."""
     if not c.patterns:
-        return None
+        return None, 0
     pats = set(c.patterns)
     lab = pp.Labeller(dom)
     tags, texts = dom.tag, dom.text
     keep = [tags[i] == TEXT and (not texts[i] or texts[i].isspace()) for i in range(len(dom))]
     union = combine == "union" and auto_mask is not None
+    matched = 0
     for i in _text_nodes(dom):
-        if (union and i < len(auto_mask) and auto_mask[i]) or any(k in pats for k in pp.node_keys(lab, i)):  # type: ignore[arg-type]
-            keep[i] = i not in shared
-    return keep
+        if i in shared:
+            continue
+        if any(k in pats for k in pp.node_keys(lab, i)):
+            keep[i] = True
+            matched += len(texts[i].strip())
+        elif union and i < len(auto_mask) and auto_mask[i]:  # type: ignore[arg-type]
+            keep[i] = True
+    return keep, matched
 
 
 def learn(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], *, t1: float = T1, t2: float = T2,

@@ -19,7 +19,6 @@ COVER of it is covered) is within ln(n) + 1 of the smallest cover, n the number 
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -34,17 +33,18 @@ COVER = 0.99  # stop once this share of the positive text is covered
 MIN_GAIN = 0.002  # ... or when the best pattern adds less than this share
 MAX_PATTERNS = 40
 MIN_PAGES = 2  # a pattern must cover positives on this many training pages (when there are)
-_DIGITS = re.compile(r"\d+")
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
 class Labeller:
     """Per-page cache of element labels (plain tag, and tag with class/id without digits)."""
 
-    __slots__ = ("dom", "_attr")
+    __slots__ = ("dom", "_attr", "keys")
 
     def __init__(self, dom: Dom) -> None:
         self.dom = dom
         self._attr: dict[int, str] = {}
+        self.keys: dict[int, list[str]] = {}  # parent element -> keys of a text node under it
 
     def attr(self, i: int) -> str:
         s = self._attr.get(i)
@@ -54,8 +54,8 @@ class Labeller:
             a = d.attrs[i]
             s = t
             if a:
-                cls = _DIGITS.sub("", " ".join(sorted((a.get("class") or "").split())))
-                ident = _DIGITS.sub("", (a.get("id") or "").strip())
+                cls = " ".join(sorted((a.get("class") or "").split())).translate(_NO_DIGITS)
+                ident = (a.get("id") or "").strip().translate(_NO_DIGITS)
                 if cls or ident:
                     s = f"{t}.{cls}#{ident}"
             self._attr[i] = s
@@ -63,9 +63,13 @@ class Labeller:
 
 
 def node_keys(lab: Labeller, i: int) -> list[str]:
-    """The pattern keys of text node i (see the module docstring)."""
+    """The pattern keys of text node i (see the module docstring); text nodes under one parent
+    share them (cached)."""
     d = lab.dom
     tags, parent = d.tag, d.parent
+    cached = lab.keys.get(parent[i])
+    if cached is not None:
+        return cached
     plain = [TEXT]
     attr = [TEXT]
     keys: list[str] = []
@@ -92,6 +96,7 @@ def node_keys(lab: Labeller, i: int) -> list[str]:
             keys.append(f"a{n}:" + "/".join(reversed(attr[:n])))
     if len(plain) < min(PLAIN_LENGTHS):  # a shallow page: its whole path
         keys.append("s:" + "/".join(reversed(plain)))
+    lab.keys[parent[i]] = keys
     return keys
 
 

@@ -23,17 +23,16 @@ on both is template (align() returns them).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...errors import ConfigError
 from ...parse import TEXT, Dom
 
-MAX_NODES = 3000  # K: visible nodes compared per tree
+MAX_NODES = 2000  # K: visible nodes compared per tree
 MAX_CELLS = 2500  # largest child-list DP (cells) before prefix/suffix alignment
-ENDS_BOOST = 2.0  # SMDPW: an end node at depth 1 weighs (1 + ENDS_BOOST) times a middle one
-_DIGITS = re.compile(r"\d+")
+ENDS_BOOST = 1.0  # SMDPW: an end node at depth 1 weighs (1 + ENDS_BOOST) times a middle one
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
 @dataclass(slots=True)
@@ -44,16 +43,19 @@ class Tree:
     parent: list[int]
     dom_index: list[int]
     text: list[str]
+    kids: list[list[int]] | None = None  # children lists, built on first use
 
     def __len__(self) -> int:
         return len(self.sig)
 
     def children(self) -> list[list[int]]:
-        out: list[list[int]] = [[] for _ in self.sig]
-        for k, p in enumerate(self.parent):
-            if p >= 0:
-                out[p].append(k)
-        return out
+        if self.kids is None:
+            out: list[list[int]] = [[] for _ in self.sig]
+            for k, p in enumerate(self.parent):
+                if p >= 0:
+                    out[p].append(k)
+            self.kids = out
+        return self.kids
 
     def to_json(self) -> dict[str, list[int] | list[str]]:
         return {"sig": self.sig, "parent": self.parent}
@@ -68,14 +70,15 @@ class Tree:
 
 
 def signature(dom: Dom, i: int) -> str:
+    """Tag, class value without digits, and whether it has an id (ids differ page to page)."""
     t = dom.tag[i]
-    if t == TEXT:
-        return TEXT
     a = dom.attrs[i]
     if not a:
         return t
-    cls = _DIGITS.sub("", " ".join((a.get("class") or "").split()))
-    return f"{t}[{','.join(sorted(a))}]{cls}"
+    cls = a.get("class") or ""
+    if cls:
+        t = t + "." + cls.translate(_NO_DIGITS)
+    return t + "#" if a.get("id") else t
 
 
 def build_tree(dom: Dom, limit: int = MAX_NODES) -> Tree:
@@ -97,7 +100,7 @@ def build_tree(dom: Dom, limit: int = MAX_NODES) -> Tree:
             i = ends[i]
             continue
         local[i] = len(tree.sig)
-        tree.sig.append(signature(dom, i))
+        tree.sig.append(TEXT if tags[i] == TEXT else signature(dom, i))
         tree.parent.append(local[p] if i != root else -1)
         tree.dom_index.append(i)
         tree.text.append(" ".join(texts[i].split()) if tags[i] == TEXT else "")
