@@ -16,7 +16,6 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,8 @@ DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared
 DATASETS = ("cleanportaleval", "cetd", "msv")
 GRID: dict[str, tuple[Any, ...]] = {
     "neg_share": (0.05, 0.1, 0.2),
-    "fallback_ratio": (0.5, 0.8),
     "combine": ("union", "model"),
+    "boost": (0.0, 1.0),  # SMDPW depth-1 end weighting off / on (the DP alignment either way)
 }
 
 
@@ -89,7 +88,7 @@ class Prepared:
         extra = 0.0
         counts = {"pages": 0, "model": 0, "clusters": 0}
         learn_kw = {k: v for k, v in params.items() if k in ("t1", "t2", "template_share", "neg_share",
-                                                                 "fallback_ratio", "combine")}
+                                                                 "fallback_ratio", "combine", "boost")}
         for idx in self.sites.values():
             t0 = time.process_time()
             doms = [self.doms[i] for i in idx]
@@ -157,9 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\nleave one set out (fit on the others by mean F1 gain over auto):")
         for ds in prepared:
             others = [o for o in prepared if o != ds]
-            key: Callable[[int], float] = lambda gi: sum(results[(o, gi)] for o in others)  # noqa: E731
-            best = max(range(len(grid)), key=key)
-            print(f"- {ds}: fit {grid[best]} (gain on others {key(best) / len(others):+.3f}); "
+            gains = [sum(results[(o, gi)] for o in others) / len(others) for gi in range(len(grid))]
+            best = max(range(len(grid)), key=gains.__getitem__)
+            print(f"- {ds}: fit {grid[best]} (gain on others {gains[best]:+.3f}); "
                   f"gain on {ds}: {results[(ds, best)]:+.3f}")
     _ = (site_model, site_patterns)
     return 0

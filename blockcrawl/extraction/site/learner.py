@@ -81,8 +81,7 @@ class SiteLearner:
         self.version += 1
         if not model.clusters:
             return []
-        out = [(d, *model.select(d, a)) for d, a in pages]
-        return out  # type: ignore[return-value]
+        return [(d, *model.select(d, a)) for d, a in pages]
 
     def learn_site(self, doms: Sequence[Dom]) -> list[tuple[Mask, int]]:
         """process_site: learn on the first learn_pages pages, select every page."""

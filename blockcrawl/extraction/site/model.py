@@ -41,6 +41,7 @@ log = logging.getLogger("blockcrawl.site")
 FORMAT = 1
 T1 = 0.8  # canopy: a page joins a canopy when its distance (1 - SMDPW) to the centre is < T1
 T2 = 0.15  # ... and leaves the pool of candidate centres when it is < T2
+SURE = 0.9  # a page this similar to a centre is taken without comparing the other centres
 MIN_CLUSTER = 2  # a cluster needs this many pages to tell template from content
 MAX_CLUSTERS = 8
 TEMPLATE_SHARE = 0.5  # aligned text found on this share of a cluster's pages is template
@@ -116,10 +117,12 @@ class SiteModel:
             return -1, []
         tree = tree if tree is not None else build_tree(dom)
         best, best_s, best_leaves = -1, 1.0 - self.t1, []
-        for k, c in enumerate(self.clusters):
+        for k, c in enumerate(self.clusters):  # largest cluster first (learn sorts them)
             s, leaves = align(c.centre, tree, self.boost)
             if s > best_s:
                 best, best_s, best_leaves = k, s, leaves
+                if s >= SURE:  # no other centre can be much nearer: stop comparing
+                    break
         return best, best_leaves
 
     def select(self, dom: Dom, auto_mask: Sequence[bool] | None) -> tuple[Sequence[bool] | None, int]:
@@ -181,7 +184,7 @@ def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str =
     lab = pp.Labeller(dom)
     tags, texts = dom.tag, dom.text
     keep = [tags[i] == TEXT and (not texts[i] or texts[i].isspace()) for i in range(len(dom))]
-    union = combine == "union" and auto_mask is not None
+    union = auto_mask if combine == "union" and auto_mask is not None else ()
     matched = 0
     for i in _text_nodes(dom):
         if i in shared:
@@ -189,7 +192,7 @@ def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str =
         if any(k in pats for k in pp.node_keys(lab, i)):
             keep[i] = True
             matched += len(texts[i].strip())
-        elif union and i < len(auto_mask) and auto_mask[i]:  # type: ignore[arg-type]
+        elif i < len(union) and union[i]:
             keep[i] = True
     return keep, matched
 
