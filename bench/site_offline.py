@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import sys
 import time
@@ -32,9 +33,9 @@ from blockcrawl.parse import Dom, load  # noqa: E402
 DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 DATASETS = ("cleanportaleval", "cetd", "msv")
 GRID: dict[str, tuple[Any, ...]] = {
-    "neg_share": (0.05, 0.1, 0.2),
     "combine": ("union", "model"),
     "boost": (0.0, 1.0),  # SMDPW depth-1 end weighting off / on (the DP alignment either way)
+    "expand": (0.0, 0.8),  # positives: auto's nodes / also the rest of auto's article container
 }
 
 
@@ -88,7 +89,7 @@ class Prepared:
         extra = 0.0
         counts = {"pages": 0, "model": 0, "clusters": 0}
         learn_kw = {k: v for k, v in params.items() if k in ("t1", "t2", "template_share", "neg_share",
-                                                                 "fallback_ratio", "combine", "boost")}
+                                                                 "fallback_ratio", "combine", "boost", "expand")}
         for idx in self.sites.values():
             t0 = time.process_time()
             doms = [self.doms[i] for i in idx]
@@ -128,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--learn-pages", type=int, default=site_pkg.LEARN_PAGES)
     ap.add_argument("--limit", type=int, help="at most this many pages per site (quick runs)")
     ap.add_argument("--fit", action="store_true", help="leave-one-set-out fit over GRID")
+    ap.add_argument("--grid", nargs="+", metavar="NAME=V1,V2",
+                    help="parameter values to try instead of GRID (JSON values: combine=\"union\")")
     args = ap.parse_args(argv)
     if not (args.bench / "score.py").exists():
         print(f"site bench: no score.py under {args.bench}", file=sys.stderr)
@@ -140,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
               f"prepared in {time.time() - t0:.0f} s", file=sys.stderr)
     print("| dataset | extractor | F1 | P | R | notes |\n|---|---|---|---|---|---|")
     grid = combos(GRID) if args.fit else [{}]
+    if args.grid:
+        grid = combos({k: tuple(json.loads(v) for v in vs.split(",")) for k, _, vs in
+                       (g.partition("=") for g in args.grid)})
     results: dict[tuple[str, int], float] = {}
     for ds, p in prepared.items():
         auto = p.f1(p.auto_text)

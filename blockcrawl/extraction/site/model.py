@@ -50,6 +50,9 @@ FALLBACK_RATIO = 0.5  # the patterns must keep this share of auto's text, else a
 COMBINE = "union"  # "model": the patterns' nodes; "union": those and auto's (template removed)
 RELEARN_RATE = 0.5
 RELEARN_MIN = 10
+# Self-training positives: auto's nodes, and with EXPAND > 0 every text node of the deepest
+# element holding EXPAND of auto's text (its article container), template nodes excepted
+EXPAND = 0.0
 MAX_TEXT_NODES = 5000  # text nodes per page used for training
 Aligner = Callable[[int, int], tuple[float, list[tuple[int, int]]]]
 
@@ -164,6 +167,31 @@ def _kept_len(dom: Dom, mask: Sequence[bool] | None) -> int:
                if mask[i] and tags[i] == TEXT and not skipped[i])
 
 
+def region(dom: Dom, mask: Sequence[bool] | None, share: float) -> tuple[int, int]:
+    """The node range of the deepest element holding `share` of the text mask keeps (auto's
+    article container): one bottom-up pass over parent pointers, O(n) at any depth."""
+    n = len(dom)
+    if mask is None or not n:
+        return 0, 0
+    tags, texts, parent, depth = dom.tag, dom.text, dom.parent, dom.depth
+    acc = [0] * n
+    for i in range(min(n, len(mask))):
+        if mask[i] and tags[i] == TEXT:
+            acc[i] = len(texts[i].strip())
+    total = sum(acc)
+    if not total:
+        return 0, 0
+    for i in range(n - 1, 0, -1):
+        p = parent[i]
+        if p >= 0:
+            acc[p] += acc[i]
+    best = -1
+    for i in range(n):
+        if tags[i] != TEXT and acc[i] >= share * total and (best < 0 or depth[i] > depth[best]):
+            best = i
+    return (best, dom.end[best]) if best >= 0 else (0, 0)
+
+
 def _text_nodes(dom: Dom) -> list[int]:
     tags, texts, skipped = dom.tag, dom.text, dom.skipped
     out = []
@@ -200,7 +228,7 @@ def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str =
 def learn(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], *, t1: float = T1, t2: float = T2,
           template_share: float = TEMPLATE_SHARE, neg_share: float = pp.NEG_SHARE,
           fallback_ratio: float = FALLBACK_RATIO, combine: str = COMBINE,
-          boost: float = ENDS_BOOST) -> SiteModel:
+          boost: float = ENDS_BOOST, expand: float = EXPAND) -> SiteModel:
     """Cluster the pages, find each cluster's template text and content patterns. Never raises on
     odd input: a site with nothing to learn gets a model without clusters (all pages fall back)."""
     model = SiteModel(t1=t1, fallback_ratio=fallback_ratio, combine=combine, boost=boost,
@@ -235,7 +263,8 @@ def learn(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], *, t
         centre = pages[canopies[ci][0]]
         if centre not in members:  # it went to an earlier, equally similar canopy
             centre = members[0]
-        cl = _learn_cluster(doms, auto_masks, trees, centre, members, aligned, template_share, neg_share)
+        cl = _learn_cluster(doms, auto_masks, trees, centre, members, aligned, template_share, neg_share,
+                            expand)
         if cl is not None:
             model.clusters.append(cl)
     if not model.clusters:
@@ -246,7 +275,7 @@ def learn(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], *, t
 
 def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], trees: dict[int, Tree],
                    centre: int, members: list[int], aligned: Aligner, template_share: float,
-                   neg_share: float) -> Cluster | None:
+                   neg_share: float, expand: float) -> Cluster | None:
     # Template parts (seed 003: "remove the nodes shared by the pages of a cluster"): text
     # leaves of the centre aligned, on at least template_share of the other members, to a leaf
     # with the same text. By position, not by text: a show's name linked in an article's first
@@ -270,9 +299,10 @@ def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | No
         else:
             mt = trees[m]
             shared = {mt.dom_index[y] for x, y in pairs[m] if x in template and ct.text[x] == mt.text[y]}
+        lo, hi = region(d, mask, expand) if expand else (0, 0)
         lab = pp.Labeller(d)
         for i in _text_nodes(d)[:MAX_TEXT_NODES]:
-            pos = bool(mask is not None and i < len(mask) and mask[i]) and i not in shared
+            pos = (bool(mask is not None and i < len(mask) and mask[i]) or lo <= i < hi) and i not in shared
             samples.append(pp.Sample(pp.node_keys(lab, i), len(d.text[i].strip()), pos, pi))
     pats = pp.mpm(samples, len(members), neg_share=neg_share)
     if not pats:
