@@ -81,9 +81,10 @@ def signature(dom: Dom, i: int) -> str:
     return t + "#" if a.get("id") else t
 
 
-def build_tree(dom: Dom, limit: int = MAX_NODES) -> Tree:
-    """One pass over the body, stopping after `limit` kept nodes; skipped subtrees and
-    whitespace-only text are left out."""
+def build_tree(dom: Dom, limit: int | None = None) -> Tree:
+    """One pass over the body, stopping after `limit` (MAX_NODES) kept nodes; skipped subtrees
+    and whitespace-only text are left out."""
+    limit = limit or MAX_NODES
     tree = Tree([], [], [], [])
     if not len(dom):
         return tree
