@@ -89,7 +89,7 @@ class Prepared:
         extra = 0.0
         counts = {"pages": 0, "model": 0, "clusters": 0}
         learn_kw = {k: v for k, v in params.items() if k in ("t1", "t2", "template_share", "neg_share",
-                                                                 "fallback_ratio", "combine", "boost", "expand")}
+                                                                 "fallback_ratio", "combine", "boost", "expand", "expand_min")}
         from blockcrawl.extraction.site import tree as site_tree
         site_tree.MAX_NODES = params.get("max_nodes", 2000)
         for idx in self.sites.values():

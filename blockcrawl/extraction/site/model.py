@@ -53,6 +53,7 @@ RELEARN_MIN = 10
 # Self-training positives: auto's nodes, and with EXPAND > 0 every text node of the deepest
 # element holding EXPAND of auto's text (its article container), template nodes excepted
 EXPAND = 0.0
+EXPAND_MIN = 0  # ... only text nodes of this many characters, not inside a link
 MAX_TEXT_NODES = 5000  # text nodes per page used for training
 Aligner = Callable[[int, int], tuple[float, list[tuple[int, int]]]]
 
@@ -192,6 +193,15 @@ def region(dom: Dom, mask: Sequence[bool] | None, share: float) -> tuple[int, in
     return (best, dom.end[best]) if best >= 0 else (0, 0)
 
 
+def _in_link(dom: Dom, i: int, up: int = 4) -> bool:
+    p = dom.parent[i]
+    while p >= 0 and up:
+        if dom.tag[p] == "a":
+            return True
+        p, up = dom.parent[p], up - 1
+    return False
+
+
 def _text_nodes(dom: Dom) -> list[int]:
     tags, texts, skipped = dom.tag, dom.text, dom.skipped
     out = []
@@ -228,7 +238,7 @@ def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str =
 def learn(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], *, t1: float = T1, t2: float = T2,
           template_share: float = TEMPLATE_SHARE, neg_share: float = pp.NEG_SHARE,
           fallback_ratio: float = FALLBACK_RATIO, combine: str = COMBINE,
-          boost: float = ENDS_BOOST, expand: float = EXPAND) -> SiteModel:
+          boost: float = ENDS_BOOST, expand: float = EXPAND, expand_min: int = EXPAND_MIN) -> SiteModel:
     """Cluster the pages, find each cluster's template text and content patterns. Never raises on
     odd input: a site with nothing to learn gets a model without clusters (all pages fall back)."""
     model = SiteModel(t1=t1, fallback_ratio=fallback_ratio, combine=combine, boost=boost,
@@ -264,7 +274,7 @@ def learn(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], *, t
         if centre not in members:  # it went to an earlier, equally similar canopy
             centre = members[0]
         cl = _learn_cluster(doms, auto_masks, trees, centre, members, aligned, template_share, neg_share,
-                            expand)
+                            expand, expand_min)
         if cl is not None:
             model.clusters.append(cl)
     if not model.clusters:
@@ -275,7 +285,7 @@ def learn(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], *, t
 
 def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | None], trees: dict[int, Tree],
                    centre: int, members: list[int], aligned: Aligner, template_share: float,
-                   neg_share: float, expand: float) -> Cluster | None:
+                   neg_share: float, expand: float, expand_min: int) -> Cluster | None:
     # Template parts (seed 003: "remove the nodes shared by the pages of a cluster"): text
     # leaves of the centre aligned, on at least template_share of the other members, to a leaf
     # with the same text. By position, not by text: a show's name linked in an article's first
@@ -302,7 +312,9 @@ def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | No
         lo, hi = region(d, mask, expand) if expand else (0, 0)
         lab = pp.Labeller(d)
         for i in _text_nodes(d)[:MAX_TEXT_NODES]:
-            pos = (bool(mask is not None and i < len(mask) and mask[i]) or lo <= i < hi) and i not in shared
+            pos = (bool(mask is not None and i < len(mask) and mask[i])
+                   or (lo <= i < hi and len(d.text[i].strip()) >= expand_min and not _in_link(d, i))) \
+                and i not in shared
             samples.append(pp.Sample(pp.node_keys(lab, i), len(d.text[i].strip()), pos, pi))
     pats = pp.mpm(samples, len(members), neg_share=neg_share)
     if not pats:
