@@ -251,7 +251,9 @@ class SitePipeline:
         site = self.site
         assert site is not None
         if site.collecting and not site.collected:
-            self._dedup_mark = copy.deepcopy(self.deduper)
+            # a fresh deduper (a site's first pages) is marked as such, not copied (~ms a site)
+            fresh = self.deduper is None or not self.deduper.hashes
+            self._dedup_mark = None if fresh else copy.deepcopy(self.deduper)
         keep, cluster, learned = site.page(dom)
         if learned is None:
             return keep, cluster, [], None
@@ -259,7 +261,9 @@ class SitePipeline:
         if not learned:  # a model without clusters: the pages stay as they were
             self._dedup_mark = None
             return keep, cluster, [], site.model.to_json()
-        self.deduper = self._dedup_mark  # rewind: the collected pages run again, in order
+        # rewind: the collected pages run again, in order
+        self.deduper = self._dedup_mark if self._dedup_mark is not None else \
+            Deduper(near=self.config.near_dedup) if self.config.dedup else None
         self._dedup_mark = None
         revised = [self.process_dom(d, k, markdown=markdown, images=images, cluster=c)
                    for d, k, c in learned[:-1]]
