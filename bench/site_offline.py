@@ -60,6 +60,8 @@ class Prepared:
         self.doms: list[Dom] = []
         self.autos: list[Any] = []
         self.auto_text: dict[str, str] = {}
+        self.autos_t: list[Any] = []  # auto's masks keeping the title heading (param title)
+        self.auto_text_t: dict[str, str] = {}
         self.auto_s = 0.0  # parse + select + text, all pages
         self.main_s: dict[int, float] = {}  # per page: auto's text step (site replaces it)
         for rec in self.gold:
@@ -88,6 +90,14 @@ class Prepared:
         preds: dict[str, str] = {}
         extra = 0.0
         counts = {"pages": 0, "model": 0, "clusters": 0}
+        title = bool(params.get("title"))
+        if title and not self.autos_t:
+            for i, d in enumerate(self.doms):
+                m = auto_select(d, keep_title=True) if len(d) else None
+                self.autos_t.append(m)
+                self.auto_text_t[self.ids[i]] = main_content(d, keep=m)[1] if len(d) else ""
+        autos_all = self.autos_t if title else self.autos
+        auto_text = self.auto_text_t if title else self.auto_text
         learn_kw = {k: v for k, v in params.items() if k in ("t1", "t2", "template_share", "neg_share",
                                                                  "fallback_ratio", "combine", "boost", "expand", "expand_min")}
         from blockcrawl.extraction.site import tree as site_tree
@@ -95,14 +105,14 @@ class Prepared:
         for idx in self.sites.values():
             t0 = time.process_time()
             doms = [self.doms[i] for i in idx]
-            autos = [self.autos[i] for i in idx]
+            autos = [autos_all[i] for i in idx]
             m = site_pkg.learn(doms[:learn_pages], autos[:learn_pages], **learn_kw)
             counts["clusters"] += len(m.clusters)
             for i, d, a in zip(idx, doms, autos):
                 counts["pages"] += 1
                 mask, cluster = m.select(d, a)
                 if cluster < 0:
-                    preds[self.ids[i]] = self.auto_text[self.ids[i]]
+                    preds[self.ids[i]] = auto_text[self.ids[i]]
                 else:
                     counts["model"] += 1
                     preds[self.ids[i]] = main_content(d, keep=mask)[1]
