@@ -120,6 +120,18 @@ class Prepared:
             extra += time.process_time() - t0
         return preds, extra, counts
 
+    def run_template(self, mode: str) -> dict[str, str]:
+        """The `template` algorithm (text shared in a cluster dropped, cepr for lone pages) per
+        site, its similarity the linear positional one ("smdpw") or the DP alignment ("dp")."""
+        from blockcrawl.extraction.template import analyze_site
+
+        preds: dict[str, str] = {}
+        for idx in self.sites.values():
+            masks = analyze_site([self.doms[i] for i in idx], mode=mode).masks
+            for i, m in zip(idx, masks):
+                preds[self.ids[i]] = main_content(self.doms[i], keep=m)[1] if len(self.doms[i]) else ""
+        return preds
+
     def f1(self, preds: dict[str, str]) -> dict[str, float]:
         return self.score.score(self.dataset, preds, gold=self.gold)  # type: ignore[no-any-return]
 
@@ -141,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--learn-pages", type=int, default=site_pkg.LEARN_PAGES)
     ap.add_argument("--limit", type=int, help="at most this many pages per site (quick runs)")
     ap.add_argument("--fit", action="store_true", help="leave-one-set-out fit over GRID")
+    ap.add_argument("--template", nargs="*", default=[], choices=("smdpw", "even", "dp"),
+                    help="also score the `template` algorithm with these similarities")
     ap.add_argument("--grid", nargs="+", metavar="NAME=V1,V2",
                     help="parameter values to try instead of GRID (JSON values: combine=\"union\")")
     args = ap.parse_args(argv)
@@ -162,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     for ds, p in prepared.items():
         auto = p.f1(p.auto_text)
         print(row(ds, "auto", auto, f"{1000 * p.auto_s / max(1, len(p.ids)):.1f} ms CPU/page"))
+        for mode in args.template:
+            print(row(ds, f"template ({mode})", p.f1(p.run_template(mode))), flush=True)
         for gi, params in enumerate(grid):
             preds, extra, counts = p.run_site(args.learn_pages, params)
             res = p.f1(preds)
