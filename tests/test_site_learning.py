@@ -164,8 +164,13 @@ def test_json_round_trip_and_format_key() -> None:
     assert model_text(again, load(html))[0] == model_text(model, load(html))[0]
     with pytest.raises(ValueError):
         site.SiteModel.from_json(js.replace(f'"format":{site.FORMAT}', '"format":999'))
-    with pytest.raises(ValueError):
-        site.SiteModel.from_json("{nope")
+    for bad in ("{nope", "[]", '{"format": 1}', js.replace('"template":{', '"template":[{').replace('}}]', '}]}]', 1)):
+        with pytest.raises(ValueError):
+            site.SiteModel.from_json(bad)
+    # a damaged model in the store: the pipeline logs it and learns again
+    pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words")
+    pipe.load_model("{nope")
+    assert pipe.site is not None and pipe.site.model is None and pipe.site.collecting
 
 
 def test_one_page_site_and_unrelated_pages_fall_back_with_a_log_line(caplog: pytest.LogCaptureFixture) -> None:

@@ -104,7 +104,7 @@ class SiteModel:
                                 {int(k): str(v) for k, v in c["template"].items()}) for c in obj["clusters"]]
             return cls(clusters, float(obj["t1"]), float(obj["fallback_ratio"]), str(obj["combine"]),
                        float(obj["boost"]), int(obj["learned_pages"]))
-        except (KeyError, TypeError, json.JSONDecodeError) as e:
+        except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as e:
             raise ValueError(f"not a site model: {e}") from e
 
     # ------------------------------------------------------------------ use
