@@ -9,11 +9,12 @@ but 'all' in the crawl's PipelineSpec).
 """
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chunk import (
     DEFAULT_OVERLAP,
@@ -31,6 +32,9 @@ from .extraction.blocks import blocks_from_dom
 from .extraction.registry import Selector, get, validate
 from .parse import Dom, load
 from .records import Block, Chunk, PageInfo
+
+if TYPE_CHECKING:
+    from .extraction.site.learner import SiteLearner
 
 MODES = ("blocks", "plain", "text", "main")
 TOKENIZER_NAMES = ("model", "words")
@@ -58,8 +62,8 @@ class PipelineConfig:
     full_path: bool = False
     extract: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
-    # site learning (algorithm 'site'): a site's model is learned once this many pages of it were
-    # seen, or this many seconds after its first page, whichever comes first
+    # algorithm `site`: learn the site model after this many pages, or this many seconds after
+    # the first page (checked at each page), whichever comes first
     learn_pages: int = 20
     learn_seconds: float = 60.0
 
@@ -85,7 +89,7 @@ class PipelineConfig:
             raise ConfigError(f"learn_pages must be an integer of at least 1, not {self.learn_pages!r}")
         if isinstance(self.learn_seconds, bool) or not isinstance(self.learn_seconds, (int, float)) \
                 or not 0 <= self.learn_seconds < math.inf:
-            raise ConfigError(f"learn_seconds must be a number of seconds >= 0, not {self.learn_seconds!r}")
+            raise ConfigError(f"learn_seconds must be a number >= 0, not {self.learn_seconds!r}")
         if not isinstance(self.tokenizer, str) or not (
                 self.tokenizer in TOKENIZER_NAMES or Path(self.tokenizer).is_file()):
             raise ConfigError(f"unknown tokenizer {self.tokenizer!r}: use 'model', 'words' or a tokenizer.json path")
@@ -163,6 +167,27 @@ class SitePipeline:
         if selector is None and c.mode == "main":
             selector = get(c.algorithm).page_selector()
         self.selector = selector
+        # algorithm `site` (extraction/site): auto until the site model is learned, then the model
+        self.site: SiteLearner | None = None
+        if c.mode == "main" and c.algorithm == "site":
+            from .extraction.site.learner import SiteLearner
+            self.site = SiteLearner(c.learn_pages, c.learn_seconds)
+        self._dedup_mark: Deduper | None = None  # the dedup state when the site's collection began
+
+    def load_model(self, model_json: str) -> None:
+        """Restore a saved site model (crawl --resume); later pages use it. A pipeline whose
+        algorithm is not `site` ignores it; a model that does not load (another format, damaged)
+        is logged and learning starts again."""
+        if self.site is None:
+            return
+        from .extraction.site import SiteModel
+        from .extraction.site.model import log
+        try:
+            model = SiteModel.from_json(model_json)
+        except ValueError as e:
+            log.warning("site model not loaded (%s); learning again", e)
+            return
+        self.site.load(model)
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
         return self.process_dom(load(html, url, content_type))
@@ -174,13 +199,21 @@ class SitePipeline:
         doms = [load(html, url, ctype) for html, url, ctype in pages]
         if self.mode != "main":
             return [self.process_dom(d, markdown=markdown, images=images) for d in doms]
+        if self.site is not None:  # learn on the first learn_pages pages, then every page by the model
+            return [self.process_dom(d, keep, markdown=markdown, images=images, cluster=cluster)
+                    for d, (keep, cluster) in zip(doms, self.site.learn_site(doms))]
         masks = get(self.algorithm).site_selector()(doms)
         return [self.process_dom(d, keep, markdown=markdown, images=images) for d, keep in zip(doms, masks)]
 
     def process_dom(self, dom: Dom, keep: Sequence[bool] | None | object = ..., *,
-                    markdown: bool = False, images: bool = False) -> PageResult:
-        """A parsed page; keep overrides the selector's mask when given. markdown: fill
-        PageResult.markdown (one more linear walk of the page), with images as ![alt](src)."""
+                    markdown: bool = False, images: bool = False, cluster: int = -1) -> PageResult:
+        """A parsed page; keep overrides the selector's mask when given (cluster: the site
+        model's cluster it came from). markdown: fill PageResult.markdown (one more linear walk
+        of the page), with images as ![alt](src).
+
+        Algorithm `site`: on the page where the site model is (re)learned, the pages collected
+        for it are re-run with the model first (the dedup state rewound to where collection
+        began, so no block is counted twice): PageResult.revised, and PageResult.model."""
         from .extraction.markdown import to_markdown
 
         url = dom.url
@@ -192,6 +225,10 @@ class SitePipeline:
             return PageResult(url, title, text, chunks=chunks, markdown=md)
         text = ""
         mds: list[str] = []
+        revised: list[PageResult] = []
+        model: str | None = None
+        if self.site is not None and keep is ...:
+            keep, cluster, revised, model = self._site_page(dom, markdown, images)
         if self.mode == "main":  # the path extract() takes (extraction.api): the same text
             blocks, text = main_content(dom, self.algorithm, self.full_path, keep, self.selector,
                                         markdown=mds if markdown else None, images=images)
@@ -205,7 +242,32 @@ class SitePipeline:
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds))
+        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds),
+                          revised=revised, model=model)
+
+    def _site_page(self, dom: Dom, markdown: bool, images: bool
+                   ) -> tuple[Sequence[bool] | None, int, list[PageResult], str | None]:
+        """(keep, cluster, revised pages, model JSON) of a page under algorithm `site`."""
+        site = self.site
+        assert site is not None
+        if site.collecting and not site.collected:
+            # a fresh deduper (a site's first pages) is marked as such, not copied (~ms a site)
+            fresh = self.deduper is None or not self.deduper.hashes
+            self._dedup_mark = None if fresh else copy.deepcopy(self.deduper)
+        keep, cluster, learned = site.page(dom)
+        if learned is None:
+            return keep, cluster, [], None
+        assert site.model is not None
+        if not learned:  # a model without clusters: the pages stay as they were
+            self._dedup_mark = None
+            return keep, cluster, [], site.model.to_json()
+        # rewind: the collected pages run again, in order
+        self.deduper = self._dedup_mark if self._dedup_mark is not None else \
+            Deduper(near=self.config.near_dedup) if self.config.dedup else None
+        self._dedup_mark = None
+        revised = [self.process_dom(d, k, markdown=markdown, images=images, cluster=c)
+                   for d, k, c in learned[:-1]]
+        return keep, cluster, revised, site.model.to_json()
 
     def process_blocks(self, blocks: list[Block], url: str | None, title: str = "", *,
                        markdown: bool = False) -> PageResult:

@@ -110,6 +110,10 @@ _BUILTIN: tuple[Algorithm, ...] = (
               description="site template clustering: text shared by a page's cluster is dropped"),
     Algorithm("template+cepr", site="blockcrawl.extraction.template:select_site_cepr",
               description="template, with cepr for pages that cluster with no other"),
+    # Site learning (extraction/site): a page alone is auto's; SitePipeline learns as it goes.
+    Algorithm("site", page="blockcrawl.extraction.auto:select",
+              site="blockcrawl.extraction.site:select_site",
+              description="auto until a site model (templates, tag-path patterns) is learned, then the model"),
 )
 
 # name -> Algorithm: the built-in algorithms (read-only; plug-ins are in algorithms()).

@@ -1,0 +1,223 @@
+"""SMDPW: weighted structural similarity of two pages by dynamic-programming tree alignment
+(seed 003, Huang et al. ISNN 2017), and Canopy clustering over it.
+
+A page's tree is its visible nodes from <body> in pre-order, cut at the first K (MAX_NODES) so a
+100k-node page costs what a 3k-node one does (a template's distinguishing parts - header, nav,
+the article wrapper - come early in document order). Weights: the tree weighs 1; the depth-1
+nodes (the first level below <body> that branches) share it with weights that grow toward the
+top and bottom of the page (templates live there: w_k ~ 1 + ENDS_BOOST * |k - c| / c); every
+other node splits its weight evenly among its children.
+
+Alignment (what makes it SMDPW rather than a positional comparison): two nodes match when their
+signatures (tag, attribute names, class value without digits) are equal; the children of two
+matched nodes are aligned by a longest-common-subsequence dynamic programme over their signature
+sequences, so an inserted banner or one more paragraph shifts nothing. A matched leaf scores the
+mean of its weights in both trees; the similarity is the sum, in [0, 1]. The walk is an explicit
+stack (no recursion); a child-list pair of more than MAX_CELLS cells is aligned by common prefix
+and suffix plus positional pairing of the middle instead of the DP (bounded: a forum page with
+2,000 sibling posts). Every node is in at most one matched pair, so the cost is
+O(K * sqrt(MAX_CELLS)) at worst; measured 1-2 ms for two 1,500-node news pages.
+
+The matched pairs are also the "shared parts" of two pages: a matched text leaf with the same text
+on both is template (align() returns them).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...errors import ConfigError
+from ...parse import TEXT, Dom
+
+MAX_NODES = 2000  # K: visible nodes compared per tree
+MAX_CELLS = 2500  # largest child-list DP (cells) before prefix/suffix alignment
+ENDS_BOOST = 1.0  # SMDPW: an end node at depth 1 weighs (1 + ENDS_BOOST) times a middle one
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+
+
+@dataclass(slots=True)
+class Tree:
+    """Up to K visible nodes of a page from <body>: signature, parent, and the Dom index.
+    `text` holds the normalised text of text leaves ("" for elements)."""
+    sig: list[str]
+    parent: list[int]
+    dom_index: list[int]
+    text: list[str]
+    kids: list[list[int]] | None = None  # children lists, built on first use
+
+    def __len__(self) -> int:
+        return len(self.sig)
+
+    def children(self) -> list[list[int]]:
+        if self.kids is None:
+            out: list[list[int]] = [[] for _ in self.sig]
+            for k, p in enumerate(self.parent):
+                if p >= 0:
+                    out[p].append(k)
+            self.kids = out
+        return self.kids
+
+    def to_json(self) -> dict[str, list[int] | list[str]]:
+        return {"sig": self.sig, "parent": self.parent}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, list[int] | list[str]]) -> Tree:
+        sig = [str(s) for s in obj["sig"]]
+        parent = [int(p) for p in obj["parent"]]
+        if len(sig) != len(parent) or any(not -1 <= p < k for k, p in enumerate(parent)):
+            raise ValueError("malformed tree")
+        return cls(sig, parent, [-1] * len(sig), [""] * len(sig))
+
+
+def signature(dom: Dom, i: int) -> str:
+    """Tag, class value without digits, and whether it has an id (ids differ page to page)."""
+    t = dom.tag[i]
+    a = dom.attrs[i]
+    if not a:
+        return t
+    cls = a.get("class") or ""
+    if cls:
+        t = t + "." + cls.translate(_NO_DIGITS)
+    return t + "#" if a.get("id") else t
+
+
+def build_tree(dom: Dom, limit: int | None = None) -> Tree:
+    """One pass over the body, stopping after `limit` (MAX_NODES) kept nodes; skipped subtrees
+    and whitespace-only text are left out."""
+    limit = limit or MAX_NODES
+    tree = Tree([], [], [], [])
+    if not len(dom):
+        return tree
+    root = dom.body()
+    tags, texts, ends, skipped, parent = dom.tag, dom.text, dom.end, dom.skipped, dom.parent
+    local: dict[int, int] = {}
+    i, stop = root, ends[root]
+    while i < stop and len(tree.sig) < limit:
+        if skipped[i] or (tags[i] == TEXT and (not texts[i] or texts[i].isspace())):
+            i = ends[i] if tags[i] != TEXT else i + 1
+            continue
+        p = parent[i]
+        if i != root and p not in local:  # parent was cut (cannot happen in pre-order) - skip
+            i = ends[i]
+            continue
+        local[i] = len(tree.sig)
+        tree.sig.append(TEXT if tags[i] == TEXT else signature(dom, i))
+        tree.parent.append(local[p] if i != root else -1)
+        tree.dom_index.append(i)
+        tree.text.append(" ".join(texts[i].split()) if tags[i] == TEXT else "")
+        i += 1
+    return tree
+
+
+def depth1_weights(n: int, boost: float = ENDS_BOOST) -> list[float]:
+    """SMDPW weights of the n depth-1 nodes: growing linearly toward both ends, sum 1."""
+    if n <= 0:
+        return []
+    if n <= 2 or boost == 0:
+        return [1.0 / n] * n
+    c = (n - 1) / 2
+    raw = [1.0 + boost * abs(k - c) / c for k in range(n)]
+    s = sum(raw)
+    return [w / s for w in raw]
+
+
+def _lcs_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
+    """Index pairs of a longest common subsequence of two signature lists (DP, two tables)."""
+    n, m = len(sa), len(sb)
+    if n * m > MAX_CELLS:
+        return _ends_pairs(sa, sb)
+    # dp[i][j] = LCS length of sa[i:], sb[j:]
+    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        row, nxt, x = dp[i], dp[i + 1], sa[i]
+        for j in range(m - 1, -1, -1):
+            row[j] = nxt[j + 1] + 1 if x == sb[j] else (nxt[j] if nxt[j] >= row[j + 1] else row[j + 1])
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    while i < n and j < m:
+        if sa[i] == sb[j]:
+            out.append((i, j))
+            i += 1
+            j += 1
+        elif dp[i + 1][j] >= dp[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _ends_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
+    """Linear alignment for long child lists: common prefix, common suffix, then the middle
+    paired by position where signatures agree."""
+    n, m = len(sa), len(sb)
+    lo = 0
+    while lo < n and lo < m and sa[lo] == sb[lo]:
+        lo += 1
+    hi = 0
+    while hi < n - lo and hi < m - lo and sa[n - 1 - hi] == sb[m - 1 - hi]:
+        hi += 1
+    out = [(k, k) for k in range(lo)]
+    out += [(lo + k, lo + k) for k in range(min(n, m) - lo - hi) if sa[lo + k] == sb[lo + k]]
+    out += [(n - 1 - k, m - 1 - k) for k in range(hi - 1, -1, -1)]
+    return out
+
+
+def align(a: Tree, b: Tree, boost: float = ENDS_BOOST) -> tuple[float, list[tuple[int, int]]]:
+    """(SMDPW similarity in [0, 1], matched leaf pairs (node in a, node in b)).
+
+    Iterative: a stack of matched pairs with their weights in each tree."""
+    if not len(a) or not len(b):
+        return (1.0 if len(a) == len(b) else 0.0), []
+    if a.sig[0] != b.sig[0]:
+        return 0.0, []
+    ca, cb = a.children(), b.children()
+    total = 0.0
+    leaves: list[tuple[int, int]] = []
+    # (node in a, node in b, weight in a, weight in b, depth-1 level assigned yet?)
+    stack: list[tuple[int, int, float, float, bool]] = [(0, 0, 1.0, 1.0, False)]
+    sa, sb = a.sig, b.sig
+    while stack:
+        x, y, wa, wb, placed = stack.pop()
+        kx, ky = ca[x], cb[y]
+        if not kx or not ky:
+            if not kx and not ky:
+                total += (wa + wb) / 2
+                leaves.append((x, y))
+            continue
+        if not placed and (len(kx) >= 2 or len(ky) >= 2):
+            wsa, wsb = depth1_weights(len(kx), boost), depth1_weights(len(ky), boost)
+            placed = True
+        else:
+            wsa, wsb = [1.0 / len(kx)] * len(kx), [1.0 / len(ky)] * len(ky)
+        for i, j in _lcs_pairs([sa[k] for k in kx], [sb[k] for k in ky]):
+            stack.append((kx[i], ky[j], wa * wsa[i], wb * wsb[j], placed))
+    return min(1.0, total), leaves
+
+
+def similarity(a: Tree, b: Tree, boost: float = ENDS_BOOST) -> float:
+    return align(a, b, boost)[0]
+
+
+def canopy(items: int, sim: Callable[[int, int], float], t1: float, t2: float) -> list[list[int]]:
+    """Canopy clustering of items 0..items-1 with distance 1 - sim(i, j); needs T1 > T2.
+
+    The first item still in the pool becomes a centre; every pool item within T1 joins its canopy,
+    every item within T2 leaves the pool (canopies may overlap). Each canopy lists its centre
+    first. O(items x canopies) similarity calls."""
+    if t1 <= t2:
+        raise ConfigError("canopy needs T1 > T2")
+    pool = list(range(items))
+    out: list[list[int]] = []
+    while pool:
+        c = pool[0]
+        members = [c]
+        rest = []
+        for j in pool[1:]:
+            d = 1.0 - sim(c, j)
+            if d < t1:
+                members.append(j)
+            if d >= t2:
+                rest.append(j)
+        pool = rest
+        out.append(members)
+    return out

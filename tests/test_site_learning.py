@@ -1,0 +1,269 @@
+"""Site learning (extraction/site): SMDPW + Canopy, tree-alignment templates, PP-WNE + MPM, the
+SiteModel and the `site` algorithm in SitePipeline, on synthetic sites generated here."""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+
+import pytest
+
+from blockcrawl import PipelineConfig, SitePipeline
+from blockcrawl.errors import ConfigError
+from blockcrawl.extraction import site
+from blockcrawl.extraction.api import main_content
+from blockcrawl.extraction.auto import select as auto_select
+from blockcrawl.extraction.registry import ALGORITHMS, is_site
+from blockcrawl.extraction.site import patterns as pp
+from blockcrawl.extraction.site import tree as st
+from blockcrawl.parse import load
+
+WORDS = ("river stone market winter garden council bridge harvest engine library orchard signal "
+         "village lantern museum harbor railway meadow forest festival archive canal tower").split()
+NAV = "<header class='top'><nav class='menu'><a href='/'>Home</a> <a href='/news'>News</a> " \
+      "<a href='/sport'>Sport</a> <a href='/about'>About us</a></nav></header>"
+SIDE = "<aside class='side'><h3>Popular now</h3><ul><li><a href='/p1'>Mayor opens the new bridge</a></li>" \
+       "<li><a href='/p2'>Storm closes the harbor</a></li></ul></aside>"
+FOOT = "<footer class='foot'><p>Copyright 2026 The Daily Lantern. All rights reserved.</p>" \
+       "<p>Contact the newsroom at desk@example.org</p></footer>"
+
+
+def sentence(rng: random.Random, n: int = 14) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + ", " + \
+        " ".join(rng.choice(WORDS) for _ in range(6)) + "."
+
+
+def article(k: int, *, variant: str = "a") -> tuple[str, list[str]]:
+    """An article page and its article paragraphs. Every page has one short paragraph ("Update:
+    ...") in a box of its own, which auto alone tends to leave out."""
+    rng = random.Random(k)
+    paras = [sentence(rng) for _ in range(rng.randint(4, 7))]
+    note = f"Update {k}: the {rng.choice(WORDS)} reopened."
+    body = "".join(f"<p>{p}</p>" for p in paras)
+    if variant == "a":
+        main = (f"<div class='wrap'><div class='main'><article class='story'><h1>Story {k} headline here</h1>"
+                f"<div class='story-body'>{body}<div class='note'><p>{note}</p></div></div></article></div>{SIDE}</div>")
+    else:  # the redesign: another wrapper, another class
+        main = (f"<main id='content'><section class='post'><h2>Story {k} headline here</h2>"
+                f"<div class='post-text'>{body}<div class='note'><p>{note}</p></div></div></section></main>")
+    html = f"<html><head><title>Story {k}</title></head><body>{NAV}{main}{FOOT}</body></html>"
+    return html, paras + [note]
+
+
+def listing(k: int) -> str:
+    rng = random.Random(1000 + k)
+    items = "".join(f"<li class='teaser'><a href='/s{j}'>{sentence(rng, 6)}</a><span>{rng.choice(WORDS)}</span></li>"
+                    for j in range(12))
+    return (f"<html><head><title>Section {k}</title></head><body>{NAV}<div class='listing'><h1>Section {k}</h1>"
+            f"<ul class='teasers'>{items}</ul></div>{FOOT}</body></html>")
+
+
+def doms_of(htmls: list[str]) -> list:
+    return [load(h, f"http://site.test/{i}") for i, h in enumerate(htmls)]
+
+
+def model_text(model: site.SiteModel, dom) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    mask, cluster = model.select(dom, auto_select(dom))
+    return main_content(dom, keep=mask)[1], cluster
+
+
+# ---------------------------------------------------------------------------------- SMDPW, Canopy
+def test_smdpw_alignment_same_template_high_other_low() -> None:
+    a, _ = article(1)
+    b, _ = article(2)
+    c = listing(1)
+    ta, tb, tc = (st.build_tree(load(h)) for h in (a, b, c))
+    assert st.similarity(ta, ta) == pytest.approx(1.0)
+    s_ab, s_ac = st.similarity(ta, tb), st.similarity(ta, tc)
+    assert s_ab > 0.9 > s_ac
+    assert st.similarity(ta, tb) == pytest.approx(st.similarity(tb, ta))
+
+
+def test_dp_alignment_survives_an_inserted_block() -> None:
+    """A banner inserted at the top shifts every later sibling: positional matching loses the
+    page, the LCS alignment only the banner."""
+    a, _ = article(1)
+    b = a.replace("<body>", "<body><div class='promo'><p>Subscribe today</p></div>")
+    sim = st.similarity(st.build_tree(load(a)), st.build_tree(load(b)))
+    assert sim > 0.6
+
+
+def test_depth1_weights_grow_toward_the_ends() -> None:
+    w = st.depth1_weights(5)
+    assert sum(w) == pytest.approx(1.0) and w[0] == w[4] > w[1] > w[2]
+    assert st.depth1_weights(3, boost=0) == [pytest.approx(1 / 3)] * 3
+
+
+def test_canopy_needs_t1_above_t2() -> None:
+    with pytest.raises(ConfigError):
+        st.canopy(3, lambda i, j: 1.0, 0.4, 0.4)
+    sims = {(0, 1): 0.9, (0, 2): 0.1, (1, 2): 0.1}
+    out = st.canopy(3, lambda i, j: sims[(min(i, j), max(i, j))], 0.5, 0.3)
+    assert out == [[0, 1], [2]]
+
+
+@pytest.mark.slow
+def test_tree_is_bounded_and_alignment_iterative_on_100k_nesting() -> None:
+    deep = "<html><body>" + "<div>" * 100_000 + "<p>deep text here</p>" + "</div>" * 100_000 + "</body></html>"
+    d = load(deep)
+    t0 = time.process_time()
+    t = st.build_tree(d)
+    assert len(t) == st.MAX_NODES
+    assert st.similarity(t, t) == pytest.approx(1.0)
+    # a learned model meets the page: bounded, no recursion, and auto's text survives
+    doms = doms_of([article(k)[0] for k in range(4)])
+    model = site.learn(doms, [auto_select(d) for d in doms])
+    mask, _ = model.select(d, auto_select(d))
+    assert "deep text here" in main_content(d, keep=mask)[1]
+    assert time.process_time() - t0 < 10
+
+
+# ---------------------------------------------------------------------------------- PP-WNE, MPM
+def test_mpm_is_a_small_cover_without_negatives() -> None:
+    samples = [pp.Sample(["d:div.body#", "s3:div/p/#text"], 100, True, k % 3) for k in range(9)]
+    samples += [pp.Sample(["d:div.side#", "s3:div/p/#text"], 100, False, k % 3) for k in range(9)]
+    samples += [pp.Sample(["d:div.body#", "a2:div.note#/#text"], 30, True, k % 3) for k in range(3)]
+    pats = pp.mpm(samples, 3)
+    assert pats == ["d:div.body#"]  # one pattern covers all; s3 matches as much noise
+
+
+def test_node_keys_bounded_depth() -> None:
+    d = load("<html><body>" + "<div class='x'>" * 5000 + "<p>t</p>" + "</div>" * 5000 + "</body></html>")
+    i = max(k for k in range(len(d)) if d.tag[k] == "#text")
+    keys = pp.node_keys(pp.Labeller(d), i)
+    assert "d:div.x#" in keys and len(keys) < 15
+
+
+# ---------------------------------------------------------------------------------- the model
+def test_model_removes_template_and_keeps_article_text_on_several_templates() -> None:
+    pages = [article(k) for k in range(8)]
+    htmls = [h for h, _ in pages] + [listing(k) for k in range(4)]
+    doms = doms_of(htmls)
+    model = site.learn(doms, [auto_select(d) for d in doms])
+    assert len(model.clusters) >= 2  # articles and listings
+    # unseen article pages of the same template
+    for k in (20, 21, 22):
+        html, paras = article(k)
+        text, cluster = model_text(model, load(html))
+        assert cluster >= 0
+        for p in paras:
+            assert p in text
+        for boiler in ("Home", "Copyright 2026", "Popular now", "Mayor opens the new bridge"):
+            assert boiler not in text
+
+
+def test_json_round_trip_and_format_key() -> None:
+    doms = doms_of([article(k)[0] for k in range(6)])
+    model = site.learn(doms, [auto_select(d) for d in doms])
+    js = model.to_json()
+    assert json.loads(js)["format"] == site.FORMAT
+    again = site.SiteModel.from_json(js)
+    assert again.to_json() == js
+    html, paras = article(30)
+    assert model_text(again, load(html))[0] == model_text(model, load(html))[0]
+    with pytest.raises(ValueError):
+        site.SiteModel.from_json(js.replace(f'"format":{site.FORMAT}', '"format":999'))
+    for bad in ("{nope", "[]", '{"format": 1}', js.replace('"template":{', '"template":[{').replace('}}]', '}]}]', 1)):
+        with pytest.raises(ValueError):
+            site.SiteModel.from_json(bad)
+    # a damaged model in the store: the pipeline logs it and learns again
+    pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words")
+    pipe.load_model("{nope")
+    assert pipe.site is not None and pipe.site.model is None and pipe.site.collecting
+
+
+def test_one_page_site_and_unrelated_pages_fall_back_with_a_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    one = doms_of([article(1)[0]])
+    with caplog.at_level(logging.INFO, logger="blockcrawl.site"):
+        model = site.learn(one, [auto_select(d) for d in one])
+    assert not model.clusters and len([r for r in caplog.records if r.name == "blockcrawl.site"]) == 1
+    mask, cluster = model.select(one[0], auto_select(one[0]))
+    assert cluster == -1 and list(mask or []) == list(auto_select(one[0]) or [])
+    rng = random.Random(5)
+    unrelated = []
+    for k in range(5):  # pages that share nothing: different tags, nesting, no common text
+        tag = ("section", "table", "ul", "dl", "form")[k]
+        unrelated.append(f"<html><body><{tag} class='c{k}'>" + "<div>" * (k + 1) +
+                         f"<p>{sentence(rng)}</p>" + "</div>" * (k + 1) + f"</{tag}></body></html>")
+    doms = doms_of(unrelated)
+    model = site.learn(doms, [auto_select(d) for d in doms])
+    assert not model.clusters
+    assert all(model.select(d, auto_select(d))[1] == -1 for d in doms)
+
+
+def test_template_change_falls_back_then_relearns() -> None:
+    pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=5)
+    models = []
+    for k in range(5):
+        models.append(pipe.process(article(k)[0], f"http://site.test/a{k}").model)
+    assert models[-1] is not None and models[:-1] == [None] * 4
+    assert pipe.site is not None and pipe.site.version == 1
+    # the redesign: every page falls back to auto (far from the centre, or patterns miss)
+    fell = 0
+    for k in range(5, 5 + 25):
+        res = pipe.process(article(k, variant="b")[0], f"http://site.test/b{k}")
+        for p in article(k, variant="b")[1][:-1]:
+            assert p in res.text  # auto's text at least
+        fell += res.model is None
+    assert pipe.site.version >= 2  # re-learned on the new template
+    html, paras = article(99, variant="b")
+    res = pipe.process(html, "http://site.test/b99")
+    assert paras[-1] in res.text and "Copyright 2026" not in res.text
+
+
+# ---------------------------------------------------------------------------------- pipeline
+def test_pipeline_revises_collected_pages_without_double_chunking() -> None:
+    pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=4, chunk_size=200, overlap=0)
+    results = [pipe.process(article(k)[0], f"http://site.test/{k}") for k in range(6)]
+    assert [r.model is not None for r in results] == [False, False, False, True, False, False]
+    learned = results[3]
+    assert [r.url for r in learned.revised] == [f"http://site.test/{k}" for k in range(3)]
+    # the revised pages and the later ones carry the article, short note included
+    for k, r in [(0, learned.revised[0]), (1, learned.revised[1]), (2, learned.revised[2]),
+                 (3, learned), (4, results[4])]:
+        for p in article(k)[1]:
+            assert p in r.text
+    # dedup rewound: every chunk text of the revised run is new once across the site
+    texts = [c.text for r in learned.revised + [learned, results[4], results[5]] for c in r.chunks]
+    assert len(texts) == len(set(texts))
+    # the model JSON restores into another pipeline (crawl --resume)
+    other = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=4)
+    other.load_model(learned.model or "")
+    res = other.process(article(50)[0], "http://site.test/50")
+    assert res.model is None and article(50)[1][-1] in res.text
+
+
+def test_learn_seconds_is_checked_at_each_page() -> None:
+    pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=100, learn_seconds=0.0)
+    first = pipe.process(article(1)[0])  # one page collected, time is up: learns on one page
+    assert first.model is not None and json.loads(first.model)["clusters"] == []
+    assert first.revised == []
+
+
+def test_process_site_uses_the_model_and_registry_entry() -> None:
+    assert "site" in ALGORITHMS and is_site("site")
+    pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words")
+    pages = [(article(k)[0], f"http://site.test/{k}", "text/html") for k in range(6)]
+    res = pipe.process_site(pages)
+    for k, r in enumerate(res):
+        assert article(k)[1][-1] in r.text and "Copyright 2026" not in r.text
+    assert site.select_site(doms_of([h for h, _, _ in pages]))[0] is not None
+
+
+def test_config_validation() -> None:
+    assert PipelineConfig().learn_pages == 20 and PipelineConfig().learn_seconds == 60.0
+    for bad in ({"learn_pages": 0}, {"learn_pages": True}, {"learn_pages": 2.0},
+                {"learn_seconds": -1.0}, {"learn_seconds": float("nan")}, {"learn_seconds": "5"}):
+        with pytest.raises(ConfigError):
+            PipelineConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_learning_time_is_bounded() -> None:
+    doms = doms_of([article(k)[0] for k in range(20)])
+    autos = [auto_select(d) for d in doms]
+    t0 = time.process_time()
+    model = site.learn(doms, autos)
+    for d, a in zip(doms, autos):
+        model.select(d, a)
+    assert time.process_time() - t0 < 5
