@@ -4,8 +4,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 EXAMPLES = """examples:
   blockcrawl sites --store news.db
@@ -34,13 +37,33 @@ def run(args: argparse.Namespace) -> int:
 
     with Store(args.store, readonly=True) as store:  # StoreError (missing, foreign, damaged): one line, exit 2
         rows = store.site_models()
+        counts = cluster_pages(store.records("pages"), {str(r.get("site")) for r in rows}) if rows else {}
     if not rows:
         print(f"blockcrawl sites: no site models in {args.store} (they are learned by "
               "'blockcrawl crawl --algorithm site')", file=sys.stderr)
         return 0
     for row in rows:
-        sys.stdout.write(json.dumps(describe(row, with_model=args.model), ensure_ascii=False) + "\n")
+        d = describe(row, with_model=args.model)
+        seen = counts.get(str(row.get("site")), Counter())
+        for c in d["clusters"]:  # pages stored with each cluster's patterns (the model says 0)
+            if isinstance(c.get("id"), int):
+                c["pages"] = seen.get(c["id"], 0)
+        d["pages_auto"] = seen.get(-1, 0)
+        sys.stdout.write(json.dumps(d, ensure_ascii=False) + "\n")
     return 0
+
+
+def cluster_pages(pages: Iterable[dict[str, object]], sites: set[str]) -> dict[str, Counter[int]]:
+    """Stored pages per (site, cluster) from the pages' `cluster` column (-1: extracted by auto).
+    One streamed pass over the pages: a 1M-page store is read once, never held."""
+    out: dict[str, Counter[int]] = {}
+    for rec in pages:
+        parts = urlsplit(str(rec.get("url", "")))
+        site = f"{parts.scheme}://{parts.netloc}".lower()
+        if site in sites:
+            c = rec.get("cluster")
+            out.setdefault(site, Counter())[c if isinstance(c, int) else -1] += 1
+    return out
 
 
 def describe(row: dict[str, object], with_model: bool = False) -> dict[str, Any]:
