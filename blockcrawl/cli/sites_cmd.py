@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         d = describe(row, with_model=args.model)
         seen = counts.get(str(row.get("site")), Counter())
         for c in d["clusters"]:  # pages stored with each cluster's patterns (the model says 0)
-            if isinstance(c.get("id"), int):
+            if seen and isinstance(c.get("id"), int):
                 c["pages"] = seen.get(c["id"], 0)
         d["pages_auto"] = seen.get(-1, 0)
         sys.stdout.write(json.dumps(d, ensure_ascii=False) + "\n")
