@@ -173,6 +173,7 @@ class SitePipeline:
         """A parsed page; keep overrides the selector's mask when given. markdown: fill
         PageResult.markdown (one more linear walk of the page), with images as ![alt](src)."""
         from .extraction.markdown import to_markdown
+        from .extraction.pageinfo import page_info
 
         url = dom.url
         title = dom.title()
@@ -183,6 +184,7 @@ class SitePipeline:
             return PageResult(url, title, text, chunks=chunks, markdown=md)
         text = ""
         mds: list[str] = []
+        cluster = -1  # the site-model cluster the page is extracted with (sitealgo sets it)
         if self.mode == "main":  # the path extract() takes (extraction.api): the same text
             blocks, text = main_content(dom, self.algorithm, self.full_path, keep, self.selector,
                                         markdown=mds if markdown else None, images=images)
@@ -196,7 +198,8 @@ class SitePipeline:
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds))
+        info = page_info(dom, text, cluster) if self.mode == "main" else None
+        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds), info)
 
     def process_blocks(self, blocks: list[Block], url: str | None, title: str = "", *,
                        markdown: bool = False) -> PageResult:
