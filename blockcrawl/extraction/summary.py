@@ -91,23 +91,29 @@ def summarize(text: str, max_sentences: int = 3) -> str:
     cap = MAX_SHARE * len(sents)
     strength = {k: float(n - len(members[k])) for k, n in occ.items()
                 if n - len(members[k]) > 0 and (df[k] <= cap or len(sents) < 5)}
+    # scores once, then after each pick only the sentences sharing its chains change (an index
+    # from chain to sentences): O(total words) in all, not rounds x sentences x words
+    norm = [(LEAD[i] if i < len(LEAD) else 1.0) / math.sqrt(lengths[i]) for i in range(len(sents))]
+    holders: dict[str, list[int]] = {}
+    for i, keys in enumerate(where):
+        for k in keys:
+            if k in strength:
+                holders.setdefault(k, []).append(i)
+    score = [sum(strength.get(k, 0.0) for k in keys) * norm[i] for i, keys in enumerate(where)]
     picked: list[int] = []
     for _ in range(min(max_sentences, len(sents))):
-        best, best_score = -1, 0.0
-        for i, keys in enumerate(where):
-            if i in picked:
-                continue
-            sc = sum(strength.get(k, 0.0) for k in keys) / math.sqrt(lengths[i])
-            if i < len(LEAD):
-                sc *= LEAD[i]
-            if sc > best_score:
-                best, best_score = i, sc
-        if best < 0:
+        best = max(range(len(score)), key=score.__getitem__)
+        if score[best] <= 0.0:
             break
         picked.append(best)
+        score[best] = -1.0
         for k in where[best]:
             if k in strength:
-                strength[k] *= 0.5
+                half = strength[k] * 0.5
+                strength[k] = half
+                for j in holders[k]:
+                    if score[j] > 0.0:
+                        score[j] -= half * norm[j]
     if not picked:
         picked = list(range(max_sentences))  # no word repeats: the lead
     out = ""
