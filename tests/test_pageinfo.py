@@ -77,6 +77,8 @@ def test_opengraph_wins_over_plain_meta():
     assert m.published == "2024-03-05T10:00:00+00:00" and m.modified == "2024-03-05T12:30:00+01:00"
     assert m.language == "en-gb"
     assert m.author == ""  # article:author is a profile URL, not a name
+    for bad in ("/staff/ann-writer/", "262588213843476"):
+        assert page_meta(load(article_page(f'<meta name="author" content="{bad}">'))).author == ""
 
 
 def test_json_ld_graph_with_author_reference():

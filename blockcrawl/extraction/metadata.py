@@ -163,8 +163,8 @@ def scan(dom: Dom) -> Scan:
                 elif p == "author" and "itemscope" in a:
                     if "author" not in micro and i >= author_item_end:
                         author_item_end = ends[i]
-                elif p not in micro:
-                    micro[p] = _value(dom, i, a)
+                elif p not in micro:  # an author link's text is the name, its href a profile page
+                    micro[p] = _subtree_text(dom, i) if p == "author" and tag == "a" else _value(dom, i, a)
     s.links, s.link_chars, s.text_chars, s.long_texts = links, link_chars, text_chars, long_texts
     return s
 
@@ -218,6 +218,13 @@ def _is_url(v: str) -> bool:
     return v.startswith(("http://", "https://", "//", "www."))
 
 
+def _person(v: str) -> str:
+    """v if it can be a name: not a URL, a path ("/staff/adam-candee/") or a number (a profile id)."""
+    if _is_url(v) or v.startswith("/") or not any(ch.isalpha() for ch in v):
+        return ""
+    return v
+
+
 def _clean(v: object, limit: int = 1000, unescape: bool = False) -> str:
     if isinstance(v, list):
         v = next((x for x in v if isinstance(x, str)), "")
@@ -244,7 +251,7 @@ def _names(v: object, ids: dict[str, dict[str, object]], limit: int = 5) -> str:
         if isinstance(it, dict):
             it = it.get("name")
         name = _clean(it, MAX_FIELD["author"], unescape=True)
-        if name and not _is_url(name) and name not in out:
+        if _person(name) and name not in out:
             out.append(name)
     return ", ".join(out)[: MAX_FIELD["author"]]
 
@@ -297,9 +304,9 @@ def meta_from_scan(dom: Dom, s: Scan) -> PageMeta:
                    dom.title())[: MAX_FIELD["title"]]
     byl = meta("byl")
     art_author = meta("article:author")
-    author = _first(_names(ld.get("author") or ld.get("creator"), v.ids), _clean(mi.get("author")),
-                    meta("author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author"),
-                    "" if _is_url(art_author) else art_author, byl)[: MAX_FIELD["author"]]
+    author = _first(_names(ld.get("author") or ld.get("creator"), v.ids), _person(_clean(mi.get("author"))),
+                    _person(meta("author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author")),
+                    _person(art_author), _person(byl))[: MAX_FIELD["author"]]
     if author[:3].lower() == "by ":  # "By TOM KRISHER, AP Auto Writer"
         author = author[3:].strip()
     published = _first_date(
