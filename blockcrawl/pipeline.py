@@ -215,6 +215,7 @@ class SitePipeline:
         for it are re-run with the model first (the dedup state rewound to where collection
         began, so no block is counted twice): PageResult.revised, and PageResult.model."""
         from .extraction.markdown import to_markdown
+        from .extraction.pageinfo import page_info
 
         url = dom.url
         title = dom.title()
@@ -242,7 +243,8 @@ class SitePipeline:
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds),
+        info = page_info(dom, text, cluster) if self.mode == "main" else None
+        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds), info,
                           revised=revised, model=model)
 
     def _site_page(self, dom: Dom, markdown: bool, images: bool

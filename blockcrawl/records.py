@@ -120,3 +120,4 @@ class Document:
     text: str  # main text, blocks joined by blank lines
     blocks: list[Block] = field(default_factory=list)
     algorithm: str = "blocks"
+    info: PageInfo | None = None  # metadata, kind, summary (extraction.pageinfo)

@@ -125,9 +125,13 @@ def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool =
 
 
 def extract_dom(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False) -> Document:
-    """Main content of a parsed page with the named algorithm (see registry.ALGORITHMS)."""
+    """Main content of a parsed page with the named algorithm (see registry.ALGORITHMS), with
+    its PageInfo (metadata, kind, summary: extraction.pageinfo)."""
+    from .pageinfo import page_info
+
     blocks, text = main_content(dom, algorithm, full_path)
-    return Document(url=dom.url, title=dom.title(), text=text, blocks=blocks, algorithm=algorithm)
+    return Document(url=dom.url, title=dom.title(), text=text, blocks=blocks, algorithm=algorithm,
+                    info=page_info(dom, text))
 
 
 def extract(html: str | bytes, url: str | None = None, algorithm: str = DEFAULT_ALGORITHM,

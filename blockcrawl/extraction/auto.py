@@ -22,7 +22,6 @@ failing that, the text outside page furniture is kept.
 """
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 
@@ -435,20 +434,12 @@ def _junk(dom: Dom, i: int, live: list[int], blink: list[float], cm: list[int],
     return ld > JUNK_LD[2]
 
 
-_LD_TYPES = re.compile(r"application/ld\+json", re.I)
-
-
 def article_body(dom: Dom) -> str | None:
-    """The longest schema.org articleBody in the page's JSON-LD scripts, whitespace-normalised."""
-    tags, texts = dom.tag, dom.text
-    bodies: list[str] = []
-    for i in range(len(dom)):
-        if tags[i] == "script" and _LD_TYPES.search(dom.get_attr(i, "type") or ""):
-            raw = "".join(texts[k] for k in range(i + 1, dom.end[i]) if tags[k] == TEXT)
-            try:
-                _article_bodies(json.loads(raw), bodies)
-            except (ValueError, RecursionError):
-                continue
+    """The longest schema.org articleBody in the page's JSON-LD scripts, whitespace-normalised
+    (jsonld: the parsing shared with the page metadata, bounded in size)."""
+    from .jsonld import article_bodies, ld_values
+
+    bodies = article_bodies(ld_values(dom))
     if not bodies:
         return None
     body = " ".join(max(bodies, key=len).split())
@@ -469,20 +460,6 @@ def _json_ld(dom: Dom) -> list[bool] | None:
             if len(t) >= 20 and t in body:
                 keep[j] = found = True
     return keep if found else None
-
-
-def _article_bodies(obj: object, out: list[str]) -> None:
-    stack = [obj]
-    while stack:
-        o = stack.pop()
-        if isinstance(o, dict):
-            for k, v in o.items():
-                if k == "articleBody" and isinstance(v, str):
-                    out.append(v)
-                elif isinstance(v, (dict, list)):
-                    stack.append(v)
-        elif isinstance(o, list):
-            stack.extend(o)
 
 
 def select_blocks(dom: Dom) -> list[bool] | None:

@@ -1,0 +1,321 @@
+"""NFaS page kinds: label, build features, fit and cross-validate the classifier of
+blockcrawl/extraction/nfas.py, and write its model (blockcrawl/extraction/data/nfas.json).
+
+    python bench/nfas.py labels     # (re)write bench/nfas_labels.tsv from the development sets
+    python bench/nfas.py features   # feature vectors of the labelled pages -> bench/nfas_features.jsonl
+    python bench/nfas.py fit        # cross-validate, print P/R of kind == article, write the model
+    python bench/nfas.py time --dataset cetd   # CPU ms per page of page_info and its parts
+
+Labels (bench/nfas_labels.tsv: dataset, id, kind, rule) come from what the sets say about their
+pages, never from the classifier: aeb, cetd and msv are article-extraction sets (every page an
+article with its annotated body); cleanportaleval has tag pages (/tag/ in the URL) and BBC
+section fronts (bbc.co.uk/news/<section> without a story number) beside its articles; wcxb-dev
+gives a page_type per page (article -> article; listing, collection -> listing; product, service,
+forum, documentation -> other). The features file holds only ids, labels and the numbers computed
+(no page text), so `fit` runs without the benchmark data.
+
+Cross-validation: each data set is held out in turn and the model fitted on the others; wcxb-dev,
+which holds nearly all the non-articles, is held out in 5 folds grouped by site (the other four
+fifths stay in training). The numbers printed are over the held-out predictions only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
+LABELS = ROOT / "bench" / "nfas_labels.tsv"
+FEATURES_FILE = ROOT / "bench" / "nfas_features.jsonl"
+MODEL = ROOT / "blockcrawl" / "extraction" / "data" / "nfas.json"
+DATASETS = ("aeb", "cetd", "msv", "cleanportaleval", "wcxb-dev")
+CLASSES = ("article", "listing", "other")
+WCXB_KIND = {"article": "article", "listing": "listing", "collection": "listing", "product": "other",
+             "service": "other", "forum": "other", "documentation": "other"}
+FOLDS = 5
+L2 = 1e-3
+BALANCE = 0.0  # class weighting power (class_weights); 1 (balanced) cost 13 points of article recall
+
+
+def _gold(bench: Path, ds: str) -> list[dict]:
+    sys.path.insert(0, str(bench))
+    import score
+
+    return list(score.load_gold(str(bench / "data"), ds))
+
+
+def make_labels(bench: Path) -> list[tuple[str, str, str, str]]:
+    rows: list[tuple[str, str, str, str]] = []
+    for ds in ("aeb", "cetd", "msv"):
+        for rec in _gold(bench, ds):
+            rows.append((ds, rec["id"], "article", f"{ds}: article-extraction set, every page an article"))
+    for rec in _gold(bench, "cleanportaleval"):
+        url = rec.get("url") or ""
+        path = url.split("://", 1)[-1].split("/", 1)[-1] if "://" in url else ""
+        if "&" in url or "://" not in url:
+            continue  # a broken URL (tv.msnbc.com/&quot;People): no label
+        if "/tag/" in url:
+            rows.append(("cleanportaleval", rec["id"], "listing", "cleanportaleval: /tag/ page"))
+        elif "bbc.co.uk/news/" in url and not any(ch.isdigit() for ch in path):
+            rows.append(("cleanportaleval", rec["id"], "listing", "cleanportaleval: BBC section front"))
+        else:
+            rows.append(("cleanportaleval", rec["id"], "article", "cleanportaleval: story URL"))
+    prov = bench / "data" / "wcxb-dev" / "provenance.tsv"
+    types: dict[str, str] = {}
+    for line in prov.read_text(encoding="utf-8").splitlines()[1:]:
+        cols = line.split("\t")
+        types[cols[0]] = json.loads(cols[6]).get("page_type", "")
+    for rec in _gold(bench, "wcxb-dev"):
+        t = types.get(rec["id"], "")
+        if t in WCXB_KIND:
+            rows.append(("wcxb-dev", rec["id"], WCXB_KIND[t], f"wcxb-dev: page_type {t}"))
+    return rows
+
+
+def write_labels(bench: Path) -> None:
+    rows = make_labels(bench)
+    with LABELS.open("w", encoding="utf-8") as f:
+        f.write("dataset\tid\tkind\trule\n")
+        for r in rows:
+            f.write("\t".join(r) + "\n")
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r[2]] = counts.get(r[2], 0) + 1
+    print(f"{len(rows)} labels -> {LABELS.relative_to(ROOT)}: {counts}")
+
+
+def read_labels() -> list[tuple[str, str, str]]:
+    lines = LABELS.read_text(encoding="utf-8").splitlines()[1:]
+    return [(c[0], c[1], c[2]) for c in (line.split("\t") for line in lines)]
+
+
+def build_features(bench: Path) -> None:
+    from blockcrawl.extraction.api import main_content
+    from blockcrawl.extraction.metadata import meta_from_scan, scan
+    from blockcrawl.extraction.nfas import features
+    from blockcrawl.parse import load
+
+    sys.path.insert(0, str(bench))
+    import score
+
+    labels = read_labels()
+    by_ds: dict[str, dict[str, str]] = {}
+    for ds, pid, kind in labels:
+        by_ds.setdefault(ds, {})[pid] = kind
+    t0 = time.time()
+    done = 0
+    with FEATURES_FILE.open("w", encoding="utf-8") as out:
+        for ds, wanted in by_ds.items():
+            for rec in score.load_gold(str(bench / "data"), ds):
+                if rec["id"] not in wanted:
+                    continue
+                dom = load(score.read_page(str(bench / "data"), ds, rec), rec.get("url"))
+                _, text = main_content(dom)
+                s = scan(dom)
+                x = features(dom, text, s, meta_from_scan(dom, s))
+                out.write(json.dumps({"dataset": ds, "id": rec["id"], "kind": wanted[rec["id"]],
+                                      "x": [round(v, 5) for v in x]}) + "\n")
+                done += 1
+                if done % 250 == 0:
+                    print(f"{done} pages, {time.time() - t0:.0f} s", file=sys.stderr)
+    print(f"{done} feature vectors -> {FEATURES_FILE.relative_to(ROOT)} ({time.time() - t0:.0f} s)")
+
+
+def fit(X, y, weights, iters: int = 3000, lr: float = 0.5):  # type: ignore[no-untyped-def]
+    """Multinomial logistic regression, L2, full-batch gradient descent on standardised X.
+    Returns (mean, scale, W, b)."""
+    import numpy as np
+
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    Z = (X - mean) / scale
+    n, d = Z.shape
+    k = len(CLASSES)
+    Y = np.zeros((n, k))
+    Y[np.arange(n), y] = 1.0
+    W = np.zeros((k, d))
+    b = np.zeros(k)
+    sw = weights / weights.sum()
+    for _ in range(iters):
+        S = Z @ W.T + b
+        S -= S.max(axis=1, keepdims=True)
+        P = np.exp(S)
+        P /= P.sum(axis=1, keepdims=True)
+        G = (P - Y) * sw[:, None]
+        W -= lr * (G.T @ Z + L2 * W)
+        b -= lr * G.sum(axis=0)
+    return mean, scale, W, b
+
+
+def predict(model, X):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    mean, scale, W, b = model
+    S = ((X - mean) / scale) @ W.T + b
+    S -= S.max(axis=1, keepdims=True)
+    P = np.exp(S)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def class_weights(y, power: float = BALANCE):  # type: ignore[no-untyped-def]
+    """Page weights: power 1 makes each class weigh as much as the others in the loss (articles
+    are 3/4 of the pages), 0 weighs pages alike."""
+    import numpy as np
+
+    counts = np.bincount(y, minlength=len(CLASSES)).astype(float)
+    return ((len(y) / (len(CLASSES) * np.maximum(counts, 1))) ** power)[y]
+
+
+def threshold(P, y):  # type: ignore[no-untyped-def]
+    """The P(article) cut where precision and recall of article meet on (training) pages."""
+    import numpy as np
+
+    best, gap = 0.5, 2.0
+    for t in np.arange(0.2, 0.81, 0.01):
+        p, r, _, _ = _pr(y, decide(P, t))
+        if abs(p - r) < gap:
+            best, gap = float(t), abs(p - r)
+    return best
+
+
+def decide(P, t: float):  # type: ignore[no-untyped-def]
+    """Article when P(article) >= t, else the likelier of listing and other."""
+    import numpy as np
+
+    return np.where(P[:, 0] >= t, 0, 1 + P[:, 1:].argmax(axis=1))
+
+
+def _pr(y_true, y_pred, cls: int = 0) -> tuple[float, float, int, int]:  # type: ignore[no-untyped-def]
+    tp = int(((y_pred == cls) & (y_true == cls)).sum())
+    fp = int(((y_pred == cls) & (y_true != cls)).sum())
+    fn = int(((y_pred != cls) & (y_true == cls)).sum())
+    p = tp / (tp + fp) if tp + fp else 1.0
+    r = tp / (tp + fn) if tp + fn else 1.0
+    return p, r, int((y_true == cls).sum()), int((y_true != cls).sum())
+
+
+def run_fit(write: bool) -> None:
+    import numpy as np
+
+    from blockcrawl.extraction.nfas import FEATURES
+
+    rows = [json.loads(line) for line in FEATURES_FILE.read_text(encoding="utf-8").splitlines()]
+    X = np.array([r["x"] for r in rows], dtype=float)
+    y = np.array([CLASSES.index(r["kind"]) for r in rows])
+    ds = np.array([r["dataset"] for r in rows])
+    # the held-out group of each page: its data set, wcxb-dev split in folds by site
+    group = np.array([d if d != "wcxb-dev" else f"wcxb-dev#{zlib.crc32(r['id'].split('/')[0].encode()) % FOLDS}"
+                      for d, r in zip(ds, rows)])
+    pred = np.zeros(len(y), dtype=int)
+    p_article = np.zeros(len(y))
+    for g in sorted(set(group)):
+        test = group == g
+        m = fit(X[~test], y[~test], class_weights(y[~test]))
+        t = threshold(predict(m, X[~test]), y[~test])
+        P = predict(m, X[test])
+        pred[test] = decide(P, t)
+        p_article[test] = P[:, 0]
+    print(f"{len(y)} labelled pages: " + ", ".join(f"{c} {int((y == i).sum())}" for i, c in enumerate(CLASSES)))
+    print("held-out kind == article (each set held out; wcxb-dev in 5 site folds):")
+    print(f"{'set':<18}{'pages':>7}{'articles':>10}{'precision':>11}{'recall':>8}")
+    for d in [*DATASETS, "all"]:
+        sel = np.ones(len(y), bool) if d == "all" else ds == d
+        p, r, npos, _ = _pr(y[sel], pred[sel])
+        print(f"{d:<18}{int(sel.sum()):>7}{npos:>10}{p:>11.3f}{r:>8.3f}")
+    acc = float((pred == y).mean())
+    print(f"3-class accuracy (held out): {acc:.3f}")
+    conf = np.zeros((3, 3), dtype=int)
+    for t, q in zip(y, pred):
+        conf[t, q] += 1
+    print("confusion (rows true, columns predicted):", " ".join(CLASSES))
+    for i, c in enumerate(CLASSES):
+        print(f"  {c:<8} {conf[i].tolist()}")
+    if not write:
+        return
+    mean, scale, W, b = fit(X, y, class_weights(y))
+    P = predict((mean, scale, W, b), X)
+    cut = threshold(P, y)
+    p, r, _, _ = _pr(y, decide(P, cut))
+    model = {
+        "format": 1, "classes": list(CLASSES), "features": list(FEATURES),
+        "mean": [round(float(v), 6) for v in mean], "scale": [round(float(v), 6) for v in scale],
+        "weights": [[round(float(v), 6) for v in row] for row in W], "bias": [round(float(v), 6) for v in b],
+        "article_threshold": round(cut, 3),
+        "fitted_on": f"{len(y)} pages of bench/nfas_labels.tsv (bench/nfas.py fit)",
+        "held_out": {"accuracy": round(acc, 4), **{k: round(v, 4) for k, v in
+                                                   zip(("precision", "recall"), _pr(y, pred)[:2])}},
+    }
+    MODEL.parent.mkdir(parents=True, exist_ok=True)
+    MODEL.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
+    print(f"model -> {MODEL.relative_to(ROOT)} (threshold {cut:.2f}; on its own training pages: P {p:.3f} R {r:.3f})")
+
+
+def time_pages(bench: Path, ds: str) -> None:
+    """CPU time of page_info per page of a set (parse and main content done before the clock)."""
+    import statistics
+
+    from blockcrawl.extraction.api import main_content
+    from blockcrawl.extraction.metadata import page_meta
+    from blockcrawl.extraction.nfas import classify
+    from blockcrawl.extraction.pageinfo import page_info
+    from blockcrawl.extraction.summary import summarize
+    from blockcrawl.parse import load
+
+    sys.path.insert(0, str(bench))
+    import score
+
+    parts: dict[str, list[float]] = {"page_info": [], "page_meta": [], "classify": [], "summarize": [],
+                                     "parse+main_content": []}
+    kinds: dict[str, int] = {}
+    for rec in score.load_gold(str(bench / "data"), ds):
+        html = score.read_page(str(bench / "data"), ds, rec)
+        t0 = time.process_time()
+        dom = load(html, rec.get("url"))
+        _, text = main_content(dom)
+        t1 = time.process_time()
+        info = page_info(dom, text)
+        t2 = time.process_time()
+        page_meta(dom)
+        t3 = time.process_time()
+        classify(dom, text)
+        t4 = time.process_time()
+        summarize(text)
+        t5 = time.process_time()
+        for k, v in zip(parts, (t2 - t1, t3 - t2, t4 - t3, t5 - t4, t1 - t0)):
+            parts[k].append(v * 1000)
+        kinds[info.kind] = kinds.get(info.kind, 0) + 1
+    print(f"{ds}: {len(parts['page_info'])} pages, kinds {kinds}; CPU ms per page:")
+    for k, v in parts.items():
+        q = statistics.quantiles(v, n=20)
+        print(f"  {k:<20} median {statistics.median(v):6.2f}  p95 {q[-1]:6.2f}  max {max(v):7.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("step", choices=("labels", "features", "fit", "cv", "time"),
+                    help="labels, features (need the benchmark data), fit (cross-validate and write "
+                         "the model), cv (cross-validate only), time (page_info's CPU cost on --dataset)")
+    ap.add_argument("--dataset", default="cetd", help="the set `time` reads (default: %(default)s)")
+    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="benchmark folder (default: %(default)s)")
+    args = ap.parse_args(argv)
+    if args.step == "labels":
+        write_labels(args.bench)
+    elif args.step == "features":
+        build_features(args.bench)
+    elif args.step == "time":
+        time_pages(args.bench, args.dataset)
+    else:
+        run_fit(write=args.step == "fit")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""NFaS page kinds (seed 004): is a page an article (one piece of writing: news story, blog post,
+encyclopedia entry), a listing (index, tag, category, search, collection pages: many teasers
+linking elsewhere), or other (product, forum, service, documentation pages)?
+
+Features as the seed names them: URL (a date in the path, a long numeric id, a word slug, depth,
+listing words such as /tag/ or /category/), structure (links and link density of the page, prose
+text nodes, <article>/<li>/<time>/form counts) and content (length of the main text, its
+paragraphs and sentences, digits and currency signs), plus what the page declares (og:type,
+JSON-LD @type, a published date, an author). The model is multinomial logistic regression over
+standardised features, fitted by bench/nfas.py on labelled development pages (bench/nfas_labels.tsv;
+leave-one-data-set-out numbers in docs/notes/pageinfo.md) and stored in data/nfas.json; scoring is
+a few dot products in pure Python (no numpy import in the crawl workers). A page is an article
+when P(article) reaches the model's article_threshold (where precision and recall meet on the
+training pages), else the likelier of listing and other.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..parse import Dom
+from ..records import PageMeta
+from .jsonld import walk
+from .metadata import Scan, is_article_type, ld_types, meta_from_scan, scan
+
+MODEL_PATH = Path(__file__).parent / "data" / "nfas.json"
+TEXT_SAMPLE = 50_000  # characters of the main text read for character counts
+
+_DATE_PATH = re.compile(r"/(?:19|20)\d\d[/-](?:0?[1-9]|1[0-2])(?:[/-]|$)|/(?:19|20)\d\d(?:0[1-9]|1[0-2])[0-3]\d(?:/|$)"
+                        r"|[/_-](?:19|20)\d\d-[01]\d-[0-3]\d")
+_LONG_ID = re.compile(r"\d{5,}")
+_LIST_WORDS = frozenset({
+    "tag", "tags", "category", "categories", "topic", "topics", "section", "sections", "archive", "archives",
+    "search", "page", "author", "authors", "list", "lists", "collection", "collections", "shop", "products",
+    "index", "forum", "forums", "label", "labels", "browse", "catalog", "directory", "latest", "all", "c",
+    "blog", "news", "stories", "articles", "posts", "videos", "results"})
+_FORUM_URL = re.compile(r"forum|thread|viewtopic|showthread|/t/|/comments/|discuss|community|bbs\.|/questions/|/topic", re.I)
+_DOCS_URL = re.compile(r"docs?[./]|documentation|/api/|/reference|manual|/guides?/|developer|/learn/|tutorial|/wiki/", re.I)
+_SHOP_URL = re.compile(r"/services?/|solutions?|/products?/|pricing|/shop|store|/cart|coupon|/c/|/p/|/dp/|/item|"
+                       r"/buy|/plans|/features|/courses?/|/programs?/", re.I)
+_TEXT_DATE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2},? \d{4}\b|"
+                        r"\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{4}\b|"
+                        r"\b\d{4}-\d\d-\d\d\b|\b\d\d?[./]\d\d?[./]\d{4}\b", re.I)
+_BYLINE = re.compile(r"\b(?:[Bb]y|[Vv]on|[Pp]ar|[Pp]or|[Dd]i)\s+[A-Z][\w.'-]+\s+[A-Z]")
+# read in the lower-cased text, each alternative from a word start: case-insensitive unanchored
+# alternations cost 0.9 ms a page median on cetd, these 0.1 ms
+_CTA = re.compile(r"\b(?:add to (?:cart|bag|basket)|buy now|contact us|get started|free trial|request a (?:quote|demo)|"
+                  r"sign up|book (?:now|a)|schedule a|in stock|shipping|pricing|our services|call us)")
+_FORUM_TEXT = re.compile(r"\b(?:repl(?:y|ies|ied)\b|posted\b|joined\b|posts:|quote\b|upvote|permalink\b|wrote:)")
+LEAD_CHARS = 600  # where a dateline or byline is looked for in the main text
+_PAGE_QUERY = re.compile(r"(?:^|&)(?:page|p|pg|s|q|query|search|sort|filter|offset|start)=", re.I)
+
+FEATURES = (
+    # URL
+    "url_date", "url_id", "url_slug", "url_depth", "url_listword", "url_root", "url_html", "url_query",
+    "url_forum", "url_docs", "url_shop",
+    # structure
+    "links", "link_density", "page_text", "prose_nodes", "links_per_kchar", "p", "li", "headings",
+    "img", "forms", "inputs", "tables", "times", "articles", "code", "nav",
+    # content (main text)
+    "main_text", "main_share", "paragraphs", "short_paragraphs", "long_paragraphs", "sentences",
+    "words_per_sentence", "digits", "currency", "questions", "lead_date", "lead_byline", "cta", "forum_words",
+    # declared
+    "og_article", "og_other", "ld_article", "ld_listing", "ld_product", "ld_qa", "has_published",
+    "has_author",
+)
+
+
+def _log(n: float) -> float:
+    return math.log1p(max(n, 0.0))
+
+
+def url_features(url: str) -> list[float]:
+    if not url:
+        return [0.0] * 11
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return [0.0] * 11
+    path = parts.path or "/"
+    segs = [s for s in path.split("/") if s]
+    last = segs[-1] if segs else ""
+    stem = last.rsplit(".", 1)[0]
+    words = [w for w in re.split(r"[-_+]", stem) if w.isalpha()]
+    return [
+        1.0 if _DATE_PATH.search(path) else 0.0,
+        1.0 if _LONG_ID.search(path) else 0.0,
+        1.0 if len(words) >= 3 else 0.0,
+        min(len(segs), 8) / 8,
+        1.0 if any(s.lower() in _LIST_WORDS for s in segs) else 0.0,
+        1.0 if not segs else 0.0,
+        1.0 if last.lower().endswith((".html", ".htm", ".shtml")) else 0.0,
+        1.0 if _PAGE_QUERY.search(parts.query) else 0.0,
+    ] + [1.0 if rx.search(where) else 0.0 for rx, where in (
+        (_FORUM_URL, f"{parts.netloc}{path}?{parts.query}"), (_DOCS_URL, f"{parts.netloc}{path}"),
+        (_SHOP_URL, path))]
+
+
+def features(dom: Dom, text: str, s: Scan, meta: PageMeta) -> list[float]:
+    """The feature vector of a page (FEATURES order): dom's scan, the main text, its metadata."""
+    c = s.counts
+    tc = s.text_chars
+    x = url_features(dom.url or meta.canonical)
+    x += [
+        _log(s.links), s.link_chars / tc if tc else 0.0, _log(tc), _log(s.long_texts),
+        s.links / (tc / 1000 + 1), _log(c.get("p", 0)), _log(c.get("li", 0)),
+        _log(c.get("h2", 0) + c.get("h3", 0)), _log(c.get("img", 0)), _log(c.get("form", 0)),
+        _log(c.get("input", 0) + c.get("button", 0) + c.get("select", 0)), _log(c.get("table", 0)),
+        _log(c.get("time", 0)), _log(s.top_articles), _log(c.get("pre", 0) + c.get("code", 0)),
+        _log(c.get("nav", 0)),
+    ]
+    sample = text[:TEXT_SAMPLE]
+    low = sample.lower()
+    n = len(sample)
+    paras = [p for p in sample.split("\n\n") if p.strip()]
+    short = sum(1 for p in paras if len(p) < 80)
+    long_ = sum(1 for p in paras if len(p) >= 200)
+    sentences = sample.count(". ") + sample.count("? ") + sample.count("! ") + sample.count(".\n") + len(paras)
+    words = sample.count(" ") + 1 if sample else 0
+    digits = sum(sample.count(d) for d in "0123456789")
+    currency = sum(sample.count(ch) for ch in "$€£¥")
+    x += [
+        _log(len(text)), min(len(text) / tc, 2.0) if tc else 0.0, _log(len(paras)),
+        short / len(paras) if paras else 0.0, _log(long_), _log(sentences),
+        min(words / sentences, 100) / 100 if sentences else 0.0, digits / n if n else 0.0, _log(currency),
+        min(sample.count("?") / sentences, 1.0) if sentences else 0.0,
+        1.0 if _TEXT_DATE.search(sample[:LEAD_CHARS]) else 0.0, 1.0 if _BYLINE.search(sample[:LEAD_CHARS]) else 0.0,
+        _log(len(_CTA.findall(low))), _log(len(_FORUM_TEXT.findall(low))),
+    ]
+    og = s.metas.get("og:type", "").lower()
+    types: set[str] = set()
+    if s.ld_raw:
+        for d in walk(s.ld()):
+            types.update(ld_types(d))
+    x += [
+        1.0 if "article" in og else 0.0, 1.0 if og and "article" not in og else 0.0,
+        1.0 if any(is_article_type(t) for t in types) else 0.0,
+        1.0 if types & {"collectionpage", "itemlist", "searchresultspage"} else 0.0,
+        1.0 if types & {"product", "offer", "aggregateoffer", "productgroup"} else 0.0,
+        1.0 if types & {"qapage", "faqpage", "discussionforumposting", "question"} else 0.0,
+        1.0 if meta.published else 0.0, 1.0 if meta.author else 0.0,
+    ]
+    return x
+
+
+@lru_cache(maxsize=1)
+def model() -> dict[str, Any]:
+    """The fitted model (data/nfas.json): classes, features, mean, scale, weights, bias."""
+    m: dict[str, Any] = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    if tuple(m["features"]) != FEATURES:
+        raise ValueError(f"{MODEL_PATH} was fitted on other features: refit with bench/nfas.py")
+    return m
+
+
+def predict(x: list[float]) -> dict[str, float]:
+    """Class probabilities of a feature vector (softmax of the linear scores)."""
+    m = model()
+    z = [(xi - mu) / sd for xi, mu, sd in zip(x, m["mean"], m["scale"])]
+    scores = [b + sum(w * zi for w, zi in zip(ws, z)) for ws, b in zip(m["weights"], m["bias"])]
+    top = max(scores)
+    exps = [math.exp(v - top) for v in scores]
+    total = sum(exps)
+    return {c: e / total for c, e in zip(m["classes"], exps)}
+
+
+def classify_scan(dom: Dom, text: str, s: Scan, meta: PageMeta) -> tuple[str, float]:
+    p = predict(features(dom, text, s, meta))
+    pa = p.get("article", 0.0)
+    if pa >= model().get("article_threshold", 0.5):
+        return "article", pa
+    return ("listing" if p.get("listing", 0.0) >= p.get("other", 0.0) else "other"), pa
+
+
+def classify(dom: Dom, text: str) -> tuple[str, float]:
+    """(kind, P(article)) of a page: kind one of records.PAGE_KINDS; text is its main content
+    (Document.text). An empty page is "other" with score 0."""
+    if not len(dom):
+        return "other", 0.0
+    s = scan(dom)
+    return classify_scan(dom, text, s, meta_from_scan(dom, s))

@@ -1,0 +1,254 @@
+"""Page info: metadata from every source, dates, the article/listing classifier, the summary,
+and their bounds on hostile pages."""
+import json
+import time
+
+import pytest
+
+import blockcrawl
+from blockcrawl import SitePipeline
+from blockcrawl.chunk import WordTokenizer
+from blockcrawl.extraction.dates import normalize_date
+from blockcrawl.extraction.jsonld import MAX_BYTES
+from blockcrawl.extraction.metadata import page_meta
+from blockcrawl.extraction.nfas import FEATURES, classify, model
+from blockcrawl.extraction.pageinfo import page_info
+from blockcrawl.extraction.summary import sentences, summarize
+from blockcrawl.parse import load, parse_html
+from blockcrawl.records import PAGE_KINDS, PageInfo, PageMeta
+
+PROSE = [
+    "The river rose overnight, and by morning the lower town was under water, its streets turned "
+    "into canals that boats of every kind worked up and down, carrying families, dogs and furniture.",
+    "Engineers had warned for years that the levee, built in a hurry after the last great flood, "
+    "would not hold against a crest of this size, yet the money for repairs never came.",
+    "By noon the mayor had declared an emergency, opened the school gym as a shelter, and asked "
+    "everyone living below the railway line to leave while the roads were still passable.",
+    "Volunteers filled sandbags at the fairground until dark, working in shifts, while the radio "
+    "station read out the names of streets to be evacuated next, one neighbourhood at a time.",
+    "The levee engineers said the flood crest would pass the lower town by Thursday, and that the "
+    "levee would be rebuilt higher before the next flood season, whatever the repairs cost.",
+]
+NAV = '<nav><ul>' + "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(8)) + "</ul></nav>"
+
+
+def article_page(head: str = "", body_extra: str = "") -> str:
+    paras = "".join(f"<p>{p}</p>" for p in PROSE)
+    return (f"<html><head><title>Flood hits the lower town | Valley Gazette</title>{head}</head><body>{NAV}"
+            f"<article><h1>Flood hits the lower town</h1>{body_extra}{paras}</article>"
+            "<footer><p>Copyright 2024 The Valley Gazette</p></footer></body></html>")
+
+
+def listing_page() -> str:
+    items = "".join(
+        f'<article class="teaser"><h2><a href="/2024/03/{i:02d}/story-number-{i}">Story headline number {i} '
+        f'of the day</a></h2><time datetime="2024-03-{i:02d}">March {i}</time>'
+        f'<p><a href="/2024/03/{i:02d}/story-number-{i}">A short teaser line for story {i}.</a></p></article>'
+        for i in range(1, 25))
+    return (f"<html><head><title>News - Valley Gazette</title></head><body>{NAV}<main>"
+            f"<h1>Latest news</h1>{items}</main><footer><a href='/about'>About</a></footer></body></html>")
+
+
+# --- metadata, one test per source ----------------------------------------------------------
+
+def test_meta_tags():
+    head = ('<meta name="author" content="Ann Writer"><meta name="description" content="The river  rose.">'
+            '<meta http-equiv="content-language" content="de-DE"><meta name="application-name" content="Gazette">'
+            '<meta name="date" content="05.03.2024"><meta name="last-modified" content="2024-03-06">'
+            '<link rel="canonical" href="/news/flood">')
+    m = page_meta(load(article_page(head), "https://gazette.example/news/flood?utm=x"))
+    assert m == PageMeta(title="Flood hits the lower town | Valley Gazette", author="Ann Writer",
+                         published="2024-03-05", modified="2024-03-06", language="de-de",
+                         description="The river rose.", canonical="https://gazette.example/news/flood",
+                         site_name="Gazette")
+
+
+def test_opengraph_wins_over_plain_meta():
+    head = ('<meta property="og:title" content="Flood hits town"><meta name="description" content="plain">'
+            '<meta property="og:description" content="From OG"><meta property="og:site_name" content="Valley Gazette">'
+            '<meta property="og:url" content="https://gazette.example/flood">'
+            '<meta property="og:locale" content="en_GB">'
+            '<meta property="article:published_time" content="2024-03-05T10:00:00Z">'
+            '<meta property="article:modified_time" content="2024-03-05T12:30:00+01:00">'
+            '<meta property="article:author" content="https://facebook.com/ann">')
+    m = page_meta(load(article_page(head)))
+    assert (m.title, m.description, m.site_name, m.canonical) == (
+        "Flood hits town", "From OG", "Valley Gazette", "https://gazette.example/flood")
+    assert m.published == "2024-03-05T10:00:00+00:00" and m.modified == "2024-03-05T12:30:00+01:00"
+    assert m.language == "en-gb"
+    assert m.author == ""  # article:author is a profile URL, not a name
+    for bad in ("/staff/ann-writer/", "262588213843476"):
+        assert page_meta(load(article_page(f'<meta name="author" content="{bad}">'))).author == ""
+
+
+def test_json_ld_graph_with_author_reference():
+    ld = {"@context": "https://schema.org", "@graph": [
+        {"@type": "WebSite", "@id": "#site", "name": "Valley Gazette"},
+        {"@type": "Person", "@id": "#ann", "name": "Ann Writer"},
+        {"@type": ["NewsArticle"], "headline": "Flood &amp; levee", "datePublished": "2024-03-05T10:00:00Z",
+         "dateModified": "Tue, 05 Mar 2024 12:00:00 GMT", "inLanguage": "en",
+         "author": [{"@id": "#ann"}, {"@type": "Person", "name": "Bob Reporter"}, "Ann Writer"],
+         "publisher": {"@type": "Organization", "name": "Gazette Media"},
+         "mainEntityOfPage": {"@id": "https://gazette.example/flood"}, "description": "Water everywhere."},
+    ]}
+    head = f'<script type="application/ld+json">{json.dumps(ld)}</script>'
+    m = page_meta(load(article_page(head)))
+    assert m.title == "Flood & levee"
+    assert m.author == "Ann Writer, Bob Reporter"
+    assert (m.published, m.modified) == ("2024-03-05T10:00:00+00:00", "2024-03-05T12:00:00+00:00")
+    assert (m.canonical, m.site_name, m.description) == ("https://gazette.example/flood", "Gazette Media",
+                                                         "Water everywhere.")
+
+
+def test_json_ld_array_and_blog_posting():
+    ld = [{"@type": "BreadcrumbList", "itemListElement": []},
+          {"@type": "BlogPosting", "headline": "A post", "author": {"@type": "Person", "name": "Cy"},
+           "datePublished": "March 5, 2024"}]
+    m = page_meta(load(article_page(f'<script type="application/ld+json">{json.dumps(ld)}</script>')))
+    assert (m.title, m.author, m.published) == ("A post", "Cy", "2024-03-05")
+
+
+def test_microdata():
+    body = ('<div itemprop="author" itemscope itemtype="https://schema.org/Person">By '
+            '<span itemprop="name">Dee Micro</span></div>'
+            '<span itemprop="datePublished" content="2024-03-05">5 March</span>'
+            '<time itemprop="dateModified" datetime="2024-03-07T08:00">7 March</time>'
+            '<h2 itemprop="headline">Micro headline</h2>')
+    m = page_meta(load(article_page(body_extra=body)))
+    assert (m.author, m.published, m.modified) == ("Dee Micro", "2024-03-05", "2024-03-07T08:00:00")
+    assert m.title == "Micro headline"
+
+
+def test_time_inside_the_one_article():
+    m = page_meta(load(article_page(body_extra='<p>Posted <time datetime="2024-03-05">Tuesday</time></p>')))
+    assert m.published == "2024-03-05"
+    # a listing's times are its teasers', not the page's
+    assert page_meta(load(listing_page())).published == ""
+
+
+def test_html_lang_and_empty_page():
+    assert page_meta(load('<html lang="pt_BR"><p>Olá</p></html>')).language == "pt-br"
+    assert page_meta(load('<html lang="not a tag!"><p>x</p></html>')).language == ""
+    assert page_meta(load(b"\x89PNG\r\n\x1a\n" + bytes(200))) == PageMeta()
+
+
+@pytest.mark.parametrize(("value", "iso"), [
+    ("2024-03-05T10:00:00Z", "2024-03-05T10:00:00+00:00"),
+    ("2024-03-05T10:00:00.123456-05:00", "2024-03-05T10:00:00-05:00"),
+    ("2024-03-05 10:00", "2024-03-05T10:00:00"),
+    ("2024-03-05", "2024-03-05"),
+    ("20240305", "2024-03-05"),
+    ("Tue, 05 Mar 2024 10:00:00 GMT", "2024-03-05T10:00:00+00:00"),
+    ("Tue, 05 Mar 2024 10:00:00 +0100", "2024-03-05T10:00:00+01:00"),
+    ("March 5, 2024", "2024-03-05"),
+    ("Tuesday, March 5th, 2024 at 3:04 pm EST", "2024-03-05T15:04:00-05:00"),
+    ("5 March 2024", "2024-03-05"),
+    ("05.03.2024", "2024-03-05"),
+    ("5. März 2024 14:30", "2024-03-05T14:30:00"),
+    ("le 5 mars 2024", "2024-03-05"),
+    ("2024/03/05", "2024-03-05"),
+    ("03/05/2024", "2024-03-05"),  # month first, as US pages write it
+    ("25/03/2024", "2024-03-25"),  # ... unless it cannot be
+    ("2024-02-30", ""), ("2024-03-05T10:00:00-72:00", "2024-03-05T10:00:00"), ("yesterday", ""),
+    ("", ""), ("1 day ago", ""), ("9" * 10_000, ""),
+])
+def test_date_normalisation(value, iso):
+    assert normalize_date(value) == iso
+
+
+# --- classifier ------------------------------------------------------------------------------
+
+def test_model_matches_features():
+    m = model()
+    assert tuple(m["classes"]) == PAGE_KINDS and len(m["mean"]) == len(FEATURES)
+
+
+def test_classify_article_and_listing():
+    art = load(article_page(), "https://gazette.example/2024/03/05/flood-hits-the-lower-town")
+    kind, p = classify(art, "\n\n".join(PROSE))
+    assert kind == "article" and p > 0.5
+    lst = load(listing_page(), "https://gazette.example/news/")
+    text = "\n\n".join(f"Story headline number {i} of the day\n\nA short teaser line for story {i}."
+                       for i in range(1, 25))
+    kind, p = classify(lst, text)
+    assert kind == "listing" and p < 0.5
+    assert classify(load(b"%PDF-1.4 binary"), "") == ("other", 0.0)
+
+
+# --- summary ---------------------------------------------------------------------------------
+
+def test_summary_picks_sentences_of_the_text():
+    text = "Flood hits the lower town\n\n" + "\n\n".join(PROSE)
+    s = summarize(text, 2)
+    picked = sentences(s)
+    assert len(picked) == 2 and all(p in text for p in picked)
+    assert "levee" in s.lower()  # the chain the text repeats most
+    assert summarize("Too short.") == "" and summarize("") == ""
+    assert summarize(text, 10) == " ".join(sentences(text))
+
+
+def test_summary_is_bounded():
+    text = " ".join(f"Sentence number {i} talks about levees and floods and towns." for i in range(100_000))
+    t = time.perf_counter()
+    s = summarize(text)
+    assert time.perf_counter() - t < 2.0 and 0 < len(s) <= 1200
+
+
+# --- page_info, the pipeline, extract() -------------------------------------------------------
+
+def test_page_info_article():
+    head = '<meta property="og:type" content="article"><meta name="author" content="Ann Writer">'
+    dom = load(article_page(head), "https://gazette.example/2024/03/05/flood-hits-the-lower-town")
+    info = page_info(dom, "\n\n".join(PROSE), cluster=3)
+    assert isinstance(info, PageInfo) and info.kind == "article" and info.cluster == 3
+    assert info.meta.author == "Ann Writer" and info.summary
+    assert all(sent in PROSE for sent in sentences(info.summary))
+    assert json.loads(json.dumps(info.to_dict()))["meta"]["author"] == "Ann Writer"
+
+
+def test_page_info_listing_has_no_summary():
+    info = page_info(load(listing_page(), "https://gazette.example/news/"), "Story headline number 1 of the day")
+    assert info.kind != "article" and info.summary == ""
+
+
+def test_pipeline_main_mode_and_extract_set_info():
+    html = article_page('<meta name="author" content="Ann Writer">')
+    url = "https://gazette.example/2024/03/05/flood-hits-the-lower-town"
+    res = SitePipeline(mode="main", tokenizer=WordTokenizer()).process(html, url)
+    assert res.info is not None and res.info.kind == "article" and res.info.text == res.text
+    assert res.info.meta.author == "Ann Writer" and res.info.cluster == -1
+    assert SitePipeline(mode="blocks", tokenizer=WordTokenizer()).process(html, url).info is None
+    doc = blockcrawl.extract(html, url)
+    assert doc.info is not None and doc.info.text == doc.text and doc.info.kind == "article"
+
+
+# --- bounds ----------------------------------------------------------------------------------
+
+def test_deep_nesting_is_linear():
+    n = 100_000
+    html = ('<html><head><meta name="author" content="Deep"></head><body>' + "<div>" * n
+            + '<span itemprop="datePublished" content="2024-03-05">x</span>' + "</div>" * n + "</body></html>")
+    dom = parse_html(html)
+    t = time.perf_counter()
+    info = page_info(dom, "x")
+    assert time.perf_counter() - t < 5.0
+    assert info.meta.author == "Deep" and info.meta.published == "2024-03-05"
+
+
+def test_deeply_nested_json_ld_is_skipped():
+    deep = '{"a":' * 100_000 + "1" + "}" * 100_000
+    head = (f'<script type="application/ld+json">{deep}</script>'
+            '<script type="application/ld+json">{"@type": "Article", "headline": "Still read"}</script>')
+    assert page_meta(load(article_page(head))).title == "Still read"
+
+
+def test_huge_json_ld_is_bounded():
+    big = json.dumps({"@type": "NewsArticle", "headline": "Huge", "articleBody": "word " * 1_100_000})
+    assert len(big) > 5_000_000 > MAX_BYTES
+    head = (f'<script type="application/ld+json">{big}</script>'
+            '<script type="application/ld+json">{"@type": "Article", "headline": "Small"}</script>')
+    dom = load(article_page(head))
+    t = time.perf_counter()
+    m = page_meta(dom)
+    assert time.perf_counter() - t < 2.0
+    assert m.title == "Small"  # the 5 MB script is over the budget and skipped whole
