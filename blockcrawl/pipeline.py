@@ -66,6 +66,10 @@ class PipelineConfig:
     # the first page (checked at each page), whichever comes first
     learn_pages: int = 20
     learn_seconds: float = 60.0
+    # mode main: pages the news-page classifier (extraction.nfas) does not call articles give no
+    # blocks and do not enter the site's dedup (crawl --only-articles): a listing's teaser
+    # paragraph would otherwise be "already seen" when its article comes
+    only_articles: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -93,7 +97,7 @@ class PipelineConfig:
         if not isinstance(self.tokenizer, str) or not (
                 self.tokenizer in TOKENIZER_NAMES or Path(self.tokenizer).is_file()):
             raise ConfigError(f"unknown tokenizer {self.tokenizer!r}: use 'model', 'words' or a tokenizer.json path")
-        for name in ("dedup", "near_dedup", "full_path", "extract"):
+        for name in ("dedup", "near_dedup", "full_path", "extract", "only_articles"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"{name} must be True or False, not {getattr(self, name)!r}")
 
@@ -239,11 +243,13 @@ class SitePipeline:
             blocks = blocks_from_dom(dom, keep=keep, full_path=self.full_path)  # type: ignore[arg-type]
             if markdown:
                 mds.append(to_markdown(dom, keep, images=images))  # type: ignore[arg-type]
+        info = page_info(dom, text, cluster) if self.mode == "main" else None
+        if info is not None and self.config.only_articles and info.kind != "article":
+            blocks = []
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        info = page_info(dom, text, cluster) if self.mode == "main" else None
         return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds), info,
                           revised=revised, model=model)
 

@@ -252,3 +252,22 @@ def test_huge_json_ld_is_bounded():
     m = page_meta(dom)
     assert time.perf_counter() - t < 2.0
     assert m.title == "Small"  # the 5 MB script is over the budget and skipped whole
+
+
+def test_only_articles_keeps_listing_teasers_out_of_the_site_dedup():
+    """crawl --only-articles: a front page that runs the top story in full must not make the
+    story's text "already seen" when its article page comes (the listing stores nothing)."""
+    story = "<h2>Flood hits the lower town</h2>" + "".join(f"<p>{p}</p>" for p in PROSE)
+    listing = listing_page().replace("<h1>Latest news</h1>", f"<h1>Latest news</h1><section>{story}</section>")
+    art_url = "https://gazette.example/2024/03/05/flood-hits-the-lower-town"
+    results = {}
+    for only in (False, True):
+        pipe = SitePipeline(mode="main", tokenizer=WordTokenizer(), only_articles=only)
+        lst = pipe.process(listing, "https://gazette.example/news/")
+        assert lst.info is not None and lst.info.kind == "listing"
+        results[only] = (lst, pipe.process(article_page(), art_url))
+    lst, art = results[False]
+    assert lst.blocks and art.duplicates >= 1  # without the option the front page ate the story
+    lst, art = results[True]
+    assert not lst.blocks and not lst.chunks and art.duplicates == 0
+    assert PROSE[0][:40] in " ".join(b.text for b in art.blocks)
