@@ -29,7 +29,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from ..pipeline import PipelineConfig
-from ..store import Store
+from ..store import AnyStore as Store  # either backend (SQLite file, PostgreSQL)
 from .addresses import AddressPolicy
 from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
