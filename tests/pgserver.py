@@ -22,6 +22,9 @@ from pathlib import Path
 import pytest
 
 DB = "blockcrawl_test"
+# TCP connections need this password (scram-sha-256), so the tests see a real password in the URL
+# (never printed) and a wrong one refused; the server's own commands come through its socket (trust)
+PASSWORD = "pg-test-pw-91"
 
 
 def _bindir() -> Path | None:
@@ -66,8 +69,13 @@ class PgServer:
     def start(self) -> None:
         if self.user is not None:
             shutil.chown(self.dir, self.user, self.user)
+        pwfile = self.dir / "pw"
+        pwfile.write_text(PASSWORD + "\n")
+        if self.user is not None:
+            shutil.chown(pwfile, self.user, self.user)
         try:
-            self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", self.pg_user,
+            self._run(str(self.bindir / "initdb"), "-D", str(self.data), "--auth-local=trust",
+                      "--auth-host=scram-sha-256", "--pwfile", str(pwfile), "-U", self.pg_user,
                       "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
         except subprocess.CalledProcessError as e:
             pytest.skip(f"initdb failed: {(e.stderr or e.stdout).strip()[-300:]}")
@@ -81,11 +89,11 @@ class PgServer:
         self.create_db(DB)
 
     def create_db(self, name: str) -> str:
-        self._run(str(self.bindir / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.pg_user, name)
+        self._run(str(self.bindir / "createdb"), "-h", str(self.dir), "-p", str(self.port), "-U", self.pg_user, name)
         return self.dsn(name)
 
     def dsn(self, db: str = DB) -> str:
-        return f"postgresql://{self.pg_user}@127.0.0.1:{self.port}/{db}"
+        return f"postgresql://{self.pg_user}:{PASSWORD}@127.0.0.1:{self.port}/{db}"
 
     def stop(self) -> None:
         try:

@@ -19,7 +19,7 @@ from blockcrawl.store import SqliteStore, open_store
 from blockcrawl.store import schema as sqlite_schema
 
 from .crawlsite import Route, Site
-from .pgserver import fresh_db, pg_server  # noqa: F401 - the session fixture
+from .pgserver import PASSWORD, fresh_db, pg_server  # noqa: F401 - the session fixture
 from .search_pages import PAGES
 from .test_seed000_blocks import PAGE1
 
@@ -309,12 +309,14 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("cmd", [("search", "x"), ("export",), ("index",), ("crawl", "http://127.0.0.1:9/")])
 def test_bad_dsn_is_one_line_exit_2(cmd, pg_server):  # noqa: F811
     for dsn in ("postgresql://bob:s3cretpw@127.0.0.1:1/db",  # nothing listens
-                pg_server.dsn("no_such_db").replace(f"//{pg_server.pg_user}@", "//bob:s3cretpw@"),  # no such user
+                pg_server.dsn().replace(PASSWORD, "s3cretpw"),  # a wrong password
+                pg_server.dsn("no_such_db"),  # no such database
+                pg_server.dsn("no_such_db").replace(f"//{pg_server.pg_user}:", "//bob:"),  # no such user
                 "postgresql://bob:s3cretpw@127.0.0.1:notaport/db"):  # malformed
         r = _cli(*cmd, "--store", dsn)
         assert r.returncode == 2, (dsn, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
-        assert "s3cretpw" not in r.stderr and "s3cretpw" not in r.stdout
+        assert "s3cretpw" not in r.stderr + r.stdout and PASSWORD not in r.stderr + r.stdout
         assert r.stderr.startswith(f"blockcrawl {cmd[0]}: ")
 
 
@@ -333,17 +335,16 @@ def test_cli_crawl_index_search_export_like_sqlite(tmp_path, pg_server):  # noqa
     and search results as the same commands on an SQLite file."""
     site = _site()
     try:
-        user = pg_server.pg_user  # a password in the URL (trust ignores it): never printed
-        dsn = fresh_db(pg_server).replace(f"//{user}@", f"//{user}:unused@")
+        dsn = fresh_db(pg_server)  # with its password: never printed
         path = str(tmp_path / "s.db")
         for store in (path, dsn):
             r = _cli("crawl", site.origin + "/", "--store", store, "--no-progress", "--concurrency", "1",
                      "--per-host", "1", "--workers", "0", "--allow-private")
             assert r.returncode == 0, r.stderr
-            assert "unused" not in r.stderr
+            assert PASSWORD not in r.stderr + r.stdout
             r = _cli("index", "--store", store, "--quiet")
             assert r.returncode == 0, r.stderr
-            assert ("indexed postgresql://" in r.stderr) == (store == dsn) and ":unused@" not in r.stderr
+            assert ("indexed postgresql://" in r.stderr) == (store == dsn) and PASSWORD not in r.stderr
     finally:
         site.stop()
     for what in ("pages", "chunks", "blocks", "frontier"):
