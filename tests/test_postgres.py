@@ -404,3 +404,38 @@ def test_vector_search_identical_order(tmp_path, pg_server):  # noqa: F811
     st = build_index(dsn, embedder=emb)
     headings = {b.position for b in r.blocks if b.kind == "heading"}  # heading-only chunks get no vector
     assert st.embedded == 0 and st.reused == len([c for c in r.chunks if c.block_position not in headings]) == 2
+
+
+class _FlatEmbedder:
+    """Every text the same unit vector: hybrid ranking then follows the keyword ranking (no model)."""
+
+    name, dim = "flat", 4
+
+    def embed(self, texts: list[str]):
+        import numpy as np
+
+        return np.full((len(texts), 4), 0.5, dtype=np.float32)
+
+
+def test_serve_on_postgres(pg_server):  # noqa: F811
+    """`serve` over a PostgreSQL store: the request threads read through their own connections."""
+    import urllib.request
+
+    from blockcrawl.index import build_index
+    from blockcrawl.retrieval.serve import make_server
+
+    dsn = fresh_db(pg_server)
+    with open_store(dsn) as pg:
+        _fill(pg, PAGES)
+    build_index(dsn, embedder=_FlatEmbedder())
+    srv = make_server(dsn, port=0, embedder=_FlatEmbedder(), access_log=False)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        host, port = srv.server_address[:2]
+        for mode in ("keyword", "hybrid"):
+            with urllib.request.urlopen(f"http://{host}:{port}/api/search?q=embedded+database&k=2&mode={mode}") as r:
+                hits = json.load(r)["hits"]
+            assert hits[0]["heading_path"] == ["Languages", "SQLite"], mode
+    finally:
+        srv.shutdown()
+        srv.server_close()
