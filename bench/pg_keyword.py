@@ -67,12 +67,15 @@ def main() -> int:
     with SqliteStore(path, readonly=True) as sq, open_store(args.dsn, readonly=True) as pg:
         for q in queries:
             t = time.perf_counter()
-            a = [i for i, _ in sq.keyword_ranked(q["query"], 10)]
+            ra = sq.keyword_ranked(q["query"], 10)
             t_sq.append(time.perf_counter() - t)
             t = time.perf_counter()
-            b = [i for i, _ in pg.keyword_ranked(q["query"], 10)]
+            rb = pg.keyword_ranked(q["query"], 10)
             t_pg.append(time.perf_counter() - t)
+            a, b = [i for i, _ in ra], [i for i, _ in rb]
             same += a == b
+            if a != b:
+                print(f"differs: {q['query']!r}\n  sqlite   {ra}\n  postgres {rb}", file=sys.stderr)
             overlaps.append(len(set(a) & set(b)) / max(1, len(a), len(b)))
             rhos.append(spearman(a, b))
     n = len(queries)

@@ -439,3 +439,22 @@ def test_serve_on_postgres(pg_server):  # noqa: F811
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_tokens_are_fts5s():
+    """pgsearch.tokens() against SQLite's own unicode61 tokenizer (remove_diacritics 2) on text
+    that trips a naive \\w+ split: marks, scripts, case rules, separators."""
+    import sqlite3
+
+    texts = ["Zürich crème brûlée ÉCOLE", "wl\u0325k\u02b7os drim\u0303ba t\u0361\u0283 a\u02d1\u026a",
+             "snake_case x2 3.14 high-level", "ΛΆΡΝΑΚΑΣ λάρνακας 5 µm",
+             "\u0939\u093f\u0928\u094d\u0926\u0940 \ud55c\uad6d\uc5b4 \u30d9\u30b9\u30c8 \u0439\u043e\u0434",
+             "Straße ǅ ﬁ ² ½ Ⅻ drim\u00adba", '["Europe", "Countries \\"x\\""]']
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE f USING fts5(t, tokenize='unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, f, instance)")
+    for t in texts:
+        db.execute("DELETE FROM f")
+        db.execute("INSERT INTO f VALUES (?)", (t,))
+        fts = [str(r[0]) for r in db.execute("SELECT term FROM temp.v ORDER BY offset")]
+        assert pgsearch.tokens(t) == fts, t

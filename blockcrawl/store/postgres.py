@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreMissing
 from ..records import embedding_text
-from .pgschema import LOCK_FRONTIER, LOCK_INDEX, exists, migrate, version
+from .pgschema import LOCK_FRONTIER, LOCK_INDEX, SCHEMA_VERSION, exists, migrate, version
 from .pgsearch import keyword_ranked, tsvector
 from .protocols import RECORD_KINDS, StoredChunk
 from .sqlite import _hostport, _strip_port
@@ -155,11 +155,15 @@ class PostgresStore:
                 if found is None:
                     raise StoreMissing(f"no store at {self.location} (run 'blockcrawl crawl URL --store "
                                        f"{self.location}' first)")
-                if readonly and found < 5:
+                if readonly and found < SCHEMA_VERSION:
                     raise StoreError(f"{self.location} has store schema version {found}: open it once with "
                                      "a writer (blockcrawl index) to migrate it")
             if not readonly:
                 migrate(self._db, self.location)
+            # the database's oid: a database dropped and created anew under the same URL is another
+            # store for the caches keyed by cache_key (search's vectors, the page-host table)
+            oid = self._db.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()
+            self.cache_key = f"{self.location}#{oid[0] if oid else ''}"
             self._db.autocommit = readonly  # a writer commits when the crawl says so
             if readonly:
                 self._db.execute("SET default_transaction_read_only = on")
@@ -387,7 +391,7 @@ class PostgresStore:
         frontier elsewhere (--frontier redis://) never call this and write pages side by side."""
         db = self._writable()
         self._exclusive(LOCK_FRONTIER, "being crawled")
-        return PostgresFrontier(db)
+        return PostgresFrontier(db, self.location, self._secret)
 
     # ------------------------------------------------------------------ ChunkSource (index)
     @_guard
@@ -667,32 +671,55 @@ _hosts: dict[str, tuple[tuple[object, ...], dict[str, list[int]]]] = {}
 _hosts_lock = threading.Lock()
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fguard(fn: F) -> F:
+    """psycopg errors of the frontier (a connection lost mid-crawl) as one StoreError line."""
+    @functools.wraps(fn)
+    def wrapper(self: PostgresFrontier, *args: Any, **kwargs: Any) -> Any:
+        import psycopg
+
+        try:
+            return fn(self, *args, **kwargs)
+        except psycopg.Error as e:
+            raise StoreError(f"{self.location}: {_first_line(e, self.secret)}") from e
+    return cast("F", wrapper)
+
+
 class PostgresFrontier:
     """store.frontier.SqliteFrontier in PostgreSQL: same methods, same table, no commit here (the
     crawler commits through the store, so a page and its frontier row land together)."""
 
-    def __init__(self, db: Conn) -> None:
+    def __init__(self, db: Conn, location: str = "the store", secret: str | None = None) -> None:
         self.db = db
+        self.location, self.secret = location, secret
 
+    @_fguard
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM crawl_meta WHERE key=%s", (key,)).fetchone()
         return str(row[0]) if row else None
 
+    @_fguard
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT INTO crawl_meta(key, value) VALUES (%s,%s) ON CONFLICT(key) DO UPDATE SET "
                         "value=excluded.value", (key, value))
 
+    @_fguard
     def reset(self) -> None:
         self.db.execute("DELETE FROM frontier")
         self.db.execute("DELETE FROM crawl_meta")
 
+    @_fguard
     def size(self) -> int:
         row = self.db.execute("SELECT count(*) FROM frontier").fetchone()
         return int(row[0]) if row else 0
 
+    @_fguard
     def seen_urls(self) -> set[str]:
         return {str(u) for (u,) in self.db.execute("SELECT url FROM frontier")}
 
+    @_fguard
     def restore(self) -> list[Item]:
         from ..crawl.frontier import IN_FLIGHT, QUEUED, Item
 
@@ -701,6 +728,7 @@ class PostgresFrontier:
                                "FROM frontier WHERE state=%s ORDER BY depth, id", (QUEUED,)).fetchall()
         return [Item(*r) for r in rows]
 
+    @_fguard
     def add(self, items: Iterable[Item]) -> None:
         now = time.time()
         rows = [(it.url, it.fetch, it.host, it.depth, it.kind, it.hops, it.via, it.trail, now) for it in items]
@@ -710,6 +738,7 @@ class PostgresFrontier:
                     "INSERT INTO frontier(url, fetch_url, host, depth, kind, hops, via, trail, updated) "
                     "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT(url) DO NOTHING", rows)
 
+    @_fguard
     def mark(self, url: str, state: int, status: int | None = None, error: str | None = None,
              attempts: int | None = None, not_before: float = 0.0) -> None:
         if attempts is None:
@@ -719,6 +748,7 @@ class PostgresFrontier:
             self.db.execute("UPDATE frontier SET state=%s, status=%s, error=%s, attempts=%s, not_before=%s, "
                             "updated=%s WHERE url=%s", (state, status, error, attempts, not_before, time.time(), url))
 
+    @_fguard
     def log(self, url: str, event: str, status: int | None = None, error: str | None = None,
             detail: str = "", nbytes: int = 0, elapsed: float = 0.0) -> None:
         self.db.execute("INSERT INTO crawl_log(t, url, event, status, error, detail, bytes, elapsed) "
