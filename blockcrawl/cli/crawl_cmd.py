@@ -68,7 +68,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                                    "interrupted crawl continues with --resume.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("urls", nargs="*", metavar="URL", help="seed URLs (optional with --resume)")
-    p.add_argument("--store", required=True, metavar="PATH", help="SQLite store to write (created if missing)")
+    p.add_argument("--store", required=True, metavar="PATH|URL", help="store to write: an SQLite file (created if missing) or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB")
     p.add_argument("--resume", action="store_true",
                    help="continue the crawl recorded in the store instead of starting afresh")
     g = p.add_argument_group("politeness")
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     from ..crawl import CrawlConfig, crawl
     from ..crawl.urls import canonicalize
     from ..errors import ConfigError
-    from ..store import Store
+    from ..store import open_store
 
     def err(msg: str) -> int:
         print(f"blockcrawl crawl: {msg}", file=sys.stderr)
@@ -230,12 +230,12 @@ def run(args: argparse.Namespace) -> int:
         return err(f"--{name.replace('_', '-')}{msg[len(name):]}" if name in CrawlConfig.__dataclass_fields__ else msg)
     # the writer lock for the whole crawl (a second crawl or index is refused); --resume never
     # creates a store: a mistyped path is an error, not a new empty crawl. StoreError: one line.
-    store = Store(args.store, create=not (args.resume or args.recrawl), who="blockcrawl crawl")
+    store = open_store(args.store, create=not (args.resume or args.recrawl), who="blockcrawl crawl")
     with store:
         if args.resume and not store.frontier().size() and not args.urls:
-            return err(f"{args.store} holds no crawl to resume; give seed URLs")
+            return err(f"{store.location} holds no crawl to resume; give seed URLs")
         if args.recrawl and not store.recrawl_pages() and not args.urls:  # realweb
-            return err(f"{args.store} holds no pages to recrawl; give seed URLs")
+            return err(f"{store.location} holds no pages to recrawl; give seed URLs")
         stats = crawl(store, cfg, spec)
     print(stats.summary(), file=sys.stderr)
     return 130 if stats.stopped == "stopped: interrupted" else 0

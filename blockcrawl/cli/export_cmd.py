@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from ..store.sqlite import SqliteStore
+    from ..store import AnyStore
 
 WHAT = ("chunks", "pages", "blocks", "frontier")  # store.protocols.RECORD_KINDS, without importing the store
 
@@ -20,7 +20,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                               "  blockcrawl export --store site.db --what frontier   (state/error per URL)\n"
                               "  blockcrawl export --store site.db --what pages --format markdown > site.md",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--store", required=True, metavar="PATH", help="SQLite store written by 'blockcrawl crawl'")
+    p.add_argument("--store", required=True, metavar="PATH|URL",
+                   help="store written by 'blockcrawl crawl': an SQLite file or a postgresql:// URL")
     p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl",
                    help="output format (default jsonl); markdown (with --what pages): each page's main "
                         "content as the crawl stored it, links, lists and tables kept")
@@ -30,13 +31,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
-    from ..store import Store
+    from ..store import open_store
 
     if args.format == "markdown" and args.what != "pages":
         raise ConfigError("--format markdown exports pages: use --what pages")
     # read-only, no lock: exports during a crawl (its last commit) and from a read-only store;
     # a missing, foreign or damaged file is a StoreError: one line, exit 2
-    with Store(args.store, readonly=True) as store:
+    with open_store(args.store, readonly=True) as store:
         out = sys.stdout
         if args.format == "markdown":
             _markdown(store, out)
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _markdown(store: SqliteStore, out: TextIO) -> None:
+def _markdown(store: AnyStore, out: TextIO) -> None:
     """Each page as its stored Markdown; a page stored without it (an older store, --no-extract)
     is rebuilt from its blocks, headings and text only, and stderr says how many were."""
     from ..extraction.markdown import blocks_markdown

@@ -19,7 +19,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        description="Embed the chunks of a crawled store with all-MiniLM-L6-v2 (bundled, "
                                    "offline) and keep its FTS5 keyword index in sync.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--store", required=True, metavar="PATH", help="the SQLite store written by 'blockcrawl crawl'")
+    p.add_argument("--store", required=True, metavar="PATH|URL",
+                   help="the store written by 'blockcrawl crawl': an SQLite file or a postgresql:// URL")
     p.add_argument("--batch-size", type=int, default=64, metavar="N", help="texts per model call (default 64)")
     p.add_argument("--ann", action="store_true",
                    help="also build an approximate (HNSW) vector index next to the store; needs hnswlib")
@@ -34,19 +35,24 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
     from ..index import build_index
     from ..index.ann import available
-    from ..store import Store
+    from ..store import is_postgres, open_store
 
+    if args.ann and is_postgres(args.store):
+        print("blockcrawl index: --ann keeps its graph in a file next to an SQLite store; a PostgreSQL "
+              "store is searched exactly (drop --ann)", file=sys.stderr)
+        return 2
     if args.ann and not available():
         print("blockcrawl index: --ann needs hnswlib (pip install 'blockcrawl[ann]')", file=sys.stderr)
         return 2
     try:
         # a writer: waits for no crawl (refused while one runs), never creates a store
-        with Store(args.store, create=False, who="blockcrawl index") as store:
+        with open_store(args.store, create=False, who="blockcrawl index") as store:
             st = build_index(store, batch_size=args.batch_size, ann=args.ann, progress=not args.quiet)
+            where = store.location
     except BlockcrawlError as e:
         print(f"blockcrawl index: {e}", file=sys.stderr)
         return 2
-    print(f"indexed {args.store}: {st.chunks} chunks, {st.embedded} embedded, {st.reused} reused, "
+    print(f"indexed {where}: {st.chunks} chunks, {st.embedded} embedded, {st.reused} reused, "
           f"{st.removed} stale vectors removed{', ANN built' if st.ann else ''} in {st.seconds:.1f} s",
           file=sys.stderr)
     return 0

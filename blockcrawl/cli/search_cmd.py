@@ -30,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        description="Print the chunks of an indexed store that best answer a query.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("query", help="what to look for (1-1000 characters)")
-    p.add_argument("--store", required=True, metavar="PATH", help="a store indexed by 'blockcrawl index'")
+    p.add_argument("--store", required=True, metavar="PATH|URL",
+                   help="a store indexed by 'blockcrawl index': an SQLite file or a postgresql:// URL")
     p.add_argument("-k", type=int, default=10, metavar="K", help="number of hits, 1-100 (default 10)")
     p.add_argument("--mode", choices=MODES, default="hybrid", help="ranking (default hybrid)")
     p.add_argument("--site", metavar="HOST", help="only pages on HOST or its subdomains (a port must match)")
@@ -52,12 +53,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
     from ..retrieval import SearchOptions, format_hits, search
-    from ..store import Store
+    from ..store import open_store
 
     opts = SearchOptions(args.k, args.mode, args.site, args.url_prefix, args.offset, args.per_page, args.context,
                          args.kind, args.lang, args.since)
     try:
-        with Store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
+        with open_store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
             hits = search(store, args.query, options=opts)
     except BlockcrawlError as e:
         print(f"blockcrawl search: {e}", file=sys.stderr)

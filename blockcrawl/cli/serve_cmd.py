@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        description="Serve GET /api/search and a search page at / for a store indexed "
                                    "by 'blockcrawl index'.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--store", required=True, metavar="PATH", help="an indexed store")
+    p.add_argument("--store", required=True, metavar="PATH|URL", help="an indexed store: an SQLite file or a postgresql:// URL")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free port)")
     p.add_argument("--threads", type=int, default=4, metavar="N",

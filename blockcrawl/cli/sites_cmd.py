@@ -33,9 +33,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import Store
+    from ..store import open_store
 
-    with Store(args.store, readonly=True) as store:  # StoreError (missing, foreign, damaged): one line, exit 2
+    with open_store(args.store, create=False, readonly=True) as store:  # StoreError (missing, foreign, damaged): one line, exit 2
         rows = store.site_models()
         counts = cluster_pages(store.records("pages"), {str(r.get("site")) for r in rows}) if rows else {}
     if not rows:

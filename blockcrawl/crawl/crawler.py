@@ -30,7 +30,7 @@ from typing import Any
 
 from ..pipeline import PipelineConfig
 from ..records import Block, Chunk, PageInfo
-from ..store import Store
+from ..store import AnyStore as Store  # either backend (SQLite file, PostgreSQL)
 from .addresses import AddressPolicy
 from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats

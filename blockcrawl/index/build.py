@@ -33,9 +33,9 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
     """Embed the chunks of a store opened for writing (the CLI opens it: `Store(path, create=False)`).
     A path is opened for the call, as a writer (so it must exist and no crawl may be writing it)."""
     if isinstance(store, (str, os.PathLike)):
-        from ..store import Store
+        from ..store import open_store
 
-        with Store(store, create=False, who="blockcrawl index") as st:
+        with open_store(store, create=False, who="blockcrawl index") as st:
             return build_index(st, embedder, batch_size, ann, progress)
     t0 = time.perf_counter()
     emb = embedder or default_embedder()

@@ -353,9 +353,9 @@ def search(store: SearchStore | str | os.PathLike[str], query: str, k: int = 10,
                                      since)).checked()
     query = validate(query, opts.k, opts.mode)
     if isinstance(store, (str, os.PathLike)):
-        from ..store import Store
+        from ..store import open_store
 
-        with Store(store, readonly=True) as st:
+        with open_store(store, readonly=True) as st:
             return search(st, query, embedder=embedder, options=opts)
     meta = store.index_meta()
     if "generation" not in meta:

@@ -121,12 +121,12 @@ class Searcher:
 
     The only place serve calls search(): make_server's warm-up and every request go through run()."""
 
-    def __init__(self, store: Path, embedder: Embedder, threads: int, max_queued: int) -> None:
-        from ..store import Store
+    def __init__(self, store: str | Path, embedder: Embedder, threads: int, max_queued: int) -> None:
+        from ..store import open_store
 
         # opened once, read-only: each search thread borrows its own pooled connection
         # (an open store answers a keyword query in ~0.1 ms; by path, opening costs ~2.5 ms)
-        self.store = Store(store, readonly=True)
+        self.store = open_store(store, readonly=True)
         self.embedder = embedder
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="blockcrawl-search")
         self.limit = threads + max_queued  # running + waiting; the event loop alone counts it: no lock
@@ -382,7 +382,7 @@ def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
     """A bound server (port 0 picks a free one: see server.server_address). Checks the store first
     and, with warm, loads the model and vectors so the first query is as fast as the next."""
     limits = limits or Limits()
-    searcher = Searcher(Path(store), embedder or default_embedder(), limits.search_threads, limits.max_queued)
+    searcher = Searcher(store, embedder or default_embedder(), limits.search_threads, limits.max_queued)
     try:  # StoreMissing / StoreError above (opening), NotIndexed here
         if warm:
             searcher.run("warm up", SearchOptions(1))  # raises StoreMissing / NotIndexed early

@@ -1,8 +1,15 @@
 """Store stage: all of blockcrawl's SQL, behind the protocols the other stages use (store.protocols).
 
 `Store` is the SQLite implementation (one file: pages, blocks, chunks, frontier, crawl log, index);
-see docs/store.md for the schema version, migrations, locking rules and adding a backend.
+`PostgresStore` (store.postgres, needs psycopg) the same in a PostgreSQL database. `open_store`
+picks one by the location's form; every command opens its --store through it. See docs/store.md
+for the schema version, migrations, locking rules and adding a backend.
 """
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Union
+
 from .protocols import (
     ChunkSource,
     KeywordIndex,
@@ -15,7 +22,31 @@ from .protocols import (
 from .schema import SCHEMA_VERSION
 from .sqlite import SqliteStore
 
-Store = SqliteStore  # the name every caller used before there were protocols
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
 
-__all__ = ["SCHEMA_VERSION", "ChunkSource", "KeywordIndex", "PageSink", "RecordSource", "SearchStore",
-           "SqliteStore", "Store", "StoredChunk", "VectorIndex"]
+Store = SqliteStore  # the name every caller used before there were protocols
+# either backend, as the crawl and the commands hold it (postgres is imported only when used)
+AnyStore = Union[SqliteStore, "PostgresStore"]  # noqa: UP007 - a runtime alias with a forward reference
+
+
+def is_postgres(location: str | os.PathLike[str]) -> bool:
+    """Whether a --store value is a PostgreSQL URL (postgresql://... or postgres://...)."""
+    return isinstance(location, str) and location.lower().startswith(("postgresql://", "postgres://"))
+
+
+def open_store(location: str | os.PathLike[str], *, create: bool = True, readonly: bool = False,
+               who: str = "a blockcrawl writer") -> AnyStore:
+    """The store at location: a PostgresStore for a postgresql:// or postgres:// URL, else the
+    SqliteStore file at that path. create: make a missing store (StoreMissing otherwise); readonly:
+    a reader; who: how the writer is named to others (the SQLite lock's message, PostgreSQL's
+    application_name). Errors are StoreError lines; a URL is never shown with its password."""
+    if is_postgres(location):
+        from .postgres import PostgresStore
+
+        return PostgresStore(str(location), create=create, readonly=readonly, who=who)
+    return SqliteStore(location, create=create, readonly=readonly, who=who)
+
+
+__all__ = ["SCHEMA_VERSION", "AnyStore", "ChunkSource", "KeywordIndex", "PageSink", "RecordSource", "SearchStore",
+           "SqliteStore", "Store", "StoredChunk", "VectorIndex", "is_postgres", "open_store"]
