@@ -37,9 +37,10 @@ def run(args: argparse.Namespace) -> int:
 
     with open_store(args.store, create=False, readonly=True) as store:  # StoreError (missing, foreign, damaged): one line, exit 2
         rows = store.site_models()
+        where = store.location  # a URL's password is not shown
         counts = cluster_pages(store.records("pages"), {str(r.get("site")) for r in rows}) if rows else {}
     if not rows:
-        print(f"blockcrawl sites: no site models in {args.store} (they are learned by "
+        print(f"blockcrawl sites: no site models in {where} (they are learned by "
               "'blockcrawl crawl --algorithm site')", file=sys.stderr)
         return 0
     for row in rows:
