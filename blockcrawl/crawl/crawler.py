@@ -26,7 +26,7 @@ import logging
 import random
 import signal
 from collections.abc import Coroutine, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..pipeline import PipelineConfig
 from ..store import Store
@@ -46,7 +46,7 @@ from .policy import (
 )
 from .politeness import Scheduler
 from .process import CRAWL_DEFAULT
-from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
+from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
 from .sitemaps import Sitemaps, make_item
@@ -57,6 +57,7 @@ log = logging.getLogger("blockcrawl.crawl")
 MAX_BACKLOG_FACTOR = 4  # fetched pages waiting for analysis: at most this many times --concurrency ...
 MAX_BACKLOG_BYTES = 256 * 1024 * 1024  # ... holding at most this many body bytes
 ROBOTS_ATTEMPTS = 2  # a failed robots.txt is asked again once, after --backoff s
+CLAIM_INTERVAL = 0.5  # shared frontier: seconds between claim() calls (lease renewal, other workers' links)
 
 __all__ = ["DEFAULT_USER_AGENT", "CrawlConfig", "CrawlStats", "Crawler", "crawl", "make_item"]
 
@@ -70,8 +71,15 @@ class Crawler:
         of `spec`. listeners: default a progress bar when config.progress."""
         self.store, self.cfg = store, config
         if frontier is None:
-            frontier = store.frontier()
+            if config.frontier is not None:
+                from .shared import open_shared
+                frontier = open_shared(config, store)
+            else:
+                frontier = store.frontier()
         self.frontier: Frontier = frontier
+        # a frontier shared with other worker processes: hosts are leased (protocols.SharedFrontier)
+        self._shared = cast(SharedFrontier, frontier) if hasattr(frontier, "claim") else None
+        self._next_claim = 0.0
         self.clock: Clock = clock or SystemClock()
         self.spec = spec or CRAWL_DEFAULT.replace(max_bytes=config.max_bytes)
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
@@ -115,7 +123,12 @@ class Crawler:
     def _prepare(self) -> None:
         cfg, fr = self.cfg, self.frontier
         seeds = [u for u in (canonicalize(s.strip(), merge_slash=False) for s in cfg.seeds) if u]
-        if cfg.recrawl:
+        if self._shared is not None:
+            from .shared import crawl_options
+            seeds = self._shared.join(seeds, crawl_options(cfg), cfg.resume)
+            self._set_policy(seeds)
+            self._accept([make_item(u, 0) for u in dict.fromkeys(seeds)])
+        elif cfg.recrawl:
             self._prepare_recrawl(seeds)
         elif cfg.resume and fr.size():
             old = json.loads(fr.get_meta("seeds") or "[]")
@@ -197,8 +210,12 @@ class Crawler:
             return
         for it in items:
             self._seen.add(it.url)
-        self.frontier.add(items)
-        for it in items:
+        if self._shared is not None:  # only the new URLs of hosts this worker owns are queued here
+            mine = self._shared.share(items)
+        else:
+            self.frontier.add(items)
+            mine = items
+        for it in mine:
             self._queue(it, listed)
         self.stats.links_new += len(items)
 
@@ -270,6 +287,8 @@ class Crawler:
             for sig in installed:
                 loop.remove_signal_handler(sig)
             self.store.commit()
+            if self._shared is not None:
+                self._shared.release(cooldown=self.cfg.delay)
             self.stats.elapsed = self.clock.monotonic() - t0
             for listener in self._listeners:
                 listener.close(self.stats)
@@ -327,9 +346,13 @@ class Crawler:
                 assert self.cfg.max_pages is not None
                 if not self._inflight or self.stats.pages >= self.cfg.max_pages:
                     self._stopping = "page limit"
+            if self._shared is not None and not self._stopping and now >= self._next_claim:
+                self._claim()
             wall = clock.time()
             while self._later and self._later[0][0] <= wall:
                 it = heapq.heappop(self._later)[2]
+                if self._shared is not None and not self._shared.owns(it.host):
+                    continue  # the host's lease was lost: its new owner has this URL
                 it.not_before = 0.0
                 self._queue(it)
             if not self._stopping:
@@ -342,13 +365,22 @@ class Crawler:
                 self.stats.stopped = "stopped: " + self._stopping
                 return
             if not self._inflight and sched.idle() and not self._later:
-                return  # nothing left anywhere
+                if self._shared is None:
+                    return  # nothing left anywhere
+                self._maybe_commit(force=True)
+                if self._shared.finished():
+                    return  # nothing left at any worker
+                if now >= self._next_claim:
+                    continue  # idle: look for work at once
             self._maybe_commit()
             timeout = None
+            if self._shared is not None and not self._stopping:
+                timeout = max(0.0, self._next_claim - clock.monotonic())
             can_launch = not self._stopping and self._can_fetch() and self._under_page_limit()
             wt = sched.wake_time() if can_launch else None  # else a finishing task wakes us
             if wt is not None:
-                timeout = max(0.0, wt - clock.monotonic())
+                wait = max(0.0, wt - clock.monotonic())
+                timeout = wait if timeout is None else min(timeout, wait)
             if self._later:
                 lt = self._later[0][0] - clock.time()
                 timeout = lt if timeout is None else min(timeout, lt)
@@ -363,6 +395,18 @@ class Crawler:
                     pass
             else:
                 await asyncio.sleep(0)
+
+    def _claim(self) -> None:
+        """Shared frontier: renew leases, queue the work of newly leased hosts and what other workers
+        found for ours; a host whose lease was lost is dropped (its new owner fetches it)."""
+        assert self._shared is not None
+        self._next_claim = self.clock.monotonic() + CLAIM_INTERVAL
+        items, lost = self._shared.claim()
+        for host in lost:
+            self.sched.drop(host)
+        for it in items:
+            self._seen.add(it.url)
+            self._queue(it)
 
     def _can_fetch(self) -> bool:
         return (self._fetching < self.cfg.concurrency and self._backlog < MAX_BACKLOG_FACTOR * self.cfg.concurrency
@@ -399,6 +443,8 @@ class Crawler:
         now = self.clock.monotonic()
         if force or now - self._last_commit >= self.cfg.commit_interval:
             self.store.commit()
+            if self._shared is not None:  # after the commit: a page is stored before it is done
+                self._shared.flush()
             self._last_commit = now
 
     # ------------------------------------------------------------------ robots.txt and sitemaps
@@ -617,9 +663,10 @@ class Crawler:
         self._accept([make_item(target, it.depth, it.kind, hops=it.hops + 1, via=it.url, trail=it.trail)])
 
     async def _page(self, it: Item, res: FetchResult) -> None:
-        if self.cfg.resume and not self.stats.recrawl and it.host not in self._primed:
+        if (self.cfg.resume or self._shared is not None) and not self.stats.recrawl and it.host not in self._primed:
             # (not in a resumed recrawl: a changed page's own stored blocks would count as seen)
-            # blocks kept before the interruption: the site's dedup state continues
+            # blocks kept before the interruption (or by the worker whose host this was, in a
+            # shared store): the site's dedup state continues
             self._primed.add(it.host)
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
         follow = self.cfg.max_depth is None or it.depth < self.cfg.max_depth

@@ -78,6 +78,40 @@ class Frontier(Protocol):
             detail: str = "", nbytes: int = 0, elapsed: float = 0.0) -> None: ...
 
 
+class SharedFrontier(Frontier, Protocol):
+    """A Frontier that many worker processes share (store.redis_frontier), on one machine or many.
+
+    Hosts are owned, not shared: a worker leases a host (expiring, renewed by `claim`) and alone
+    fetches it, so politeness, robots.txt rules, block dedup and site learning of a host stay in
+    one process. The engine keeps its in-memory host queues for the hosts it owns only; the
+    frontier is the shared seen-set and the queues of every host. Four extra calls, used by the
+    engine only when its frontier has them (a plain Frontier never does):
+
+    join:     check (and on first use record) the crawl's identity and blockcrawl version; returns
+              the crawl's seeds (those recorded, when none are given). Refuses another crawl.
+    share:    like `add`, but returns the items to queue in this process: new to the whole crawl
+              AND of a host this worker owns; the others go to their host's shared queue.
+    claim:    renew this worker's leases, lease free hosts that have work (a fair share of them),
+              and return (items to queue here, hosts whose lease was lost: drop their queues).
+              Called every CLAIM_INTERVAL seconds and whenever the worker is idle.
+    owns:     whether this worker holds the host's lease (a retry waiting for its time is dropped
+              when not: the host's new owner has it).
+    finished: no host has work left anywhere (every URL of the crawl is done, failed or skipped).
+    flush:    buffered state changes go out; called right after each store commit, so a page is
+              stored before the frontier says it is done (a crash in between refetches it).
+    release:  give up every lease (end of the run); `cooldown` seconds keep a host unleased so the
+              next owner's first request keeps the politeness delay.
+    """
+
+    def join(self, seeds: list[str], options: str, resume: bool) -> list[str]: ...
+    def share(self, items: Iterable[Item]) -> list[Item]: ...
+    def claim(self) -> tuple[list[Item], list[str]]: ...
+    def owns(self, host: str) -> bool: ...
+    def finished(self) -> bool: ...
+    def flush(self) -> None: ...
+    def release(self, cooldown: float = 0.0) -> None: ...
+
+
 class Clock(Protocol):
     """Time as the engine sees it. Sleeping goes through the running event loop (asyncio.sleep,
     wait_for), whose time a fake clock replaces too (clock.FakeClock.run)."""

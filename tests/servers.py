@@ -1,0 +1,64 @@
+"""Real servers a test starts and stops itself: redis-server on 127.0.0.1 on a free port, its data
+in the test's tmp dir, nothing saved (for the shared-frontier tests, tests/test_redis_frontier.py).
+Skips the test, saying why, when /usr/bin/redis-server (Debian package redis-server) or the
+redis Python package (extra `scale`) is missing."""
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    def __init__(self, tmp: Path) -> None:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+        pytest.importorskip("redis", reason="the redis package is not installed (pip install 'blockcrawl[scale]')")
+        self.port = free_port()
+        self.dir = tmp
+        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                      "--appendonly", "no", "--dir", str(tmp)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import redis
+        self.client = redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True)
+        end = time.monotonic() + 10
+        while True:
+            try:
+                if self.client.ping():
+                    break
+            except redis.ConnectionError:
+                if self.proc.poll() is not None or time.monotonic() > end:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.02)
+
+    def url(self, db: int = 0) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def stop(self) -> None:
+        self.client.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def redis_server_in(tmp_path: Path) -> Iterator[RedisServer]:
+    """The body of a `redis_server` fixture: `yield from redis_server_in(tmp_path)` (killed at teardown)."""
+    d = tmp_path / "redis"
+    d.mkdir()
+    r = RedisServer(d)
+    try:
+        yield r
+    finally:
+        r.stop()
