@@ -26,13 +26,16 @@ class RedisServer:
         if exe is None:
             pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
         pytest.importorskip("redis", reason="the redis package is not installed (pip install 'blockcrawl[scale]')")
-        self.port = free_port()
-        self.dir = tmp
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--appendonly", "no", "--dir", str(tmp)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.exe, self.port, self.dir = exe, free_port(), tmp
         import redis
         self.client = redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True)
+        self._start()
+
+    def _start(self) -> None:
+        import redis
+        self.proc = subprocess.Popen([self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                      "--appendonly", "no", "--dir", str(self.dir)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         end = time.monotonic() + 10
         while True:
             try:
@@ -42,6 +45,18 @@ class RedisServer:
                 if self.proc.poll() is not None or time.monotonic() > end:
                     raise RuntimeError("redis-server did not start") from None
                 time.sleep(0.02)
+
+    def restart(self, down: float) -> None:
+        """Save, stop, stay away `down` seconds, start again on the same port with the saved data
+        (clients see connection refused meanwhile)."""
+        import redis
+        try:
+            self.client.shutdown(save=True)
+        except redis.ConnectionError:
+            pass
+        self.proc.wait(timeout=10)
+        time.sleep(down)
+        self._start()
 
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
 from blockcrawl.crawl.frontier import Item
 from blockcrawl.crawl.process import PipelineSpec
@@ -94,7 +95,7 @@ def _cli(*args: str) -> subprocess.Popen[str]:
 # ---------------------------------------------------------------------- in one process
 
 
-def test_one_worker_on_redis_equals_plain_crawl(redis_server, tmp_path):
+def test_one_worker_on_redis_equals_plain_crawl(redis_server, tmp_path, capsys):
     sites = multi_site(3, 12)
     try:
         ref = reference(sites, tmp_path)
@@ -116,6 +117,16 @@ def test_one_worker_on_redis_equals_plain_crawl(redis_server, tmp_path):
         assert sum(r.scard(f"bc:seen:{{{s.origin}}}") for s in sites) == 36 + 3  # + the /nope/ URLs
         beat = json.loads(r.hget("bc:workers", "w1"))
         assert beat["alive"] is False and beat["pages"] == 36 and beat["hosts"] == []
+        # blockcrawl workers: one JSON line per worker, then the summary; --table for people
+        assert main(["workers", "--frontier", redis_server.url()]) == 0
+        out = capsys.readouterr().out
+        lines = [json.loads(x) for x in out.splitlines()]
+        assert lines[0]["worker"] == "w1" and lines[0]["state"] == "stopped" and lines[0]["pages"] == 36
+        summary = lines[-1]["summary"]
+        assert summary["finished"] and summary["urls_seen"] == 39 and summary["urls_to_fetch"] == 0
+        assert main(["workers", "--frontier", redis_server.url(), "--table"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("worker ") and "finished" in out, out
         # the same crawl again on the finished frontier: nothing to do, nothing fetched
         for s in sites:
             s.hits.clear()
@@ -128,7 +139,7 @@ def test_one_worker_on_redis_equals_plain_crawl(redis_server, tmp_path):
             s.stop()
 
 
-def test_refusals(redis_server, tmp_path):
+def test_refusals(redis_server, tmp_path, capsys):
     url = redis_server.url(1)
     store = Store(tmp_path / "a.db")
     try:
@@ -155,10 +166,11 @@ def test_refusals(redis_server, tmp_path):
             crawl(store, CrawlConfig(seeds=[], frontier=redis_server.url(2), progress=False, resume=True))
     finally:
         store.close()
-    p = _cli("crawl", "http://127.0.0.1:9/", "--store", str(tmp_path / "b.db"), "--no-progress",
-             "--frontier", f"redis://127.0.0.1:{free_port()}/0")
-    out, err = p.communicate(timeout=60)
-    assert p.returncode == 2 and err.count("\n") == 1 and "cannot reach the frontier" in err, err
+    capsys.readouterr()
+    for argv in (["crawl", "http://127.0.0.1:9/", "--store", str(tmp_path / "b.db"), "--no-progress"], ["workers"]):
+        assert main([*argv, "--frontier", f"redis://127.0.0.1:{free_port()}/0"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "cannot reach the frontier" in err, err
 
 
 def test_item_encoding_round_trip_and_size():
@@ -226,6 +238,34 @@ def test_two_workers_kill_one_the_other_takes_over(redis_server, tmp_path):
             assert min(gaps([t for t, _ in hits])) >= delay, origin
         assert dups <= refetched
         print(f"victim hosts {len(victim_hosts)}, refetched {refetched}, duplicate requests {dups}")
+    finally:
+        for s in sites:
+            s.stop()
+
+
+@pytest.mark.slow
+def test_redis_lost_during_crawl_pauses_and_loses_nothing(redis_server, tmp_path):
+    """Redis stops for a second mid-crawl (saved, restarted on its port): the worker pauses,
+    says so once, retries with back-off and goes on; every page is stored, none fetched twice."""
+    sites = multi_site(2, 20, latency=0.05)
+    try:
+        p = _cli("crawl", sites[0].origin + "/p0.html", "--no-progress", "--tokenizer", "words", "--workers", "0",
+                 "--store", str(tmp_path / "w.db"), "--frontier", redis_server.url(), "--worker-id", "w")
+        r = redis_server.client
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            beat = r.hget("bc:workers", "w")
+            if beat and json.loads(beat)["pages"] >= 5:
+                break
+            time.sleep(0.05)
+        redis_server.restart(down=1.0)
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert err.count("lost (") == 1 and err.count(" back after ") == 1, err
+        assert len(stored(tmp_path / "w.db")) == 40
+        for origin, hits in _requests(sites).items():
+            paths = [x for _, x in hits]
+            assert sorted(paths) == sorted(set(paths)), (origin, paths)
     finally:
         for s in sites:
             s.stop()

@@ -8,7 +8,7 @@ import sys
 from .._version import __version__
 
 # Subcommand modules, in the order --help lists them.
-COMMANDS = ["extract", "crawl", "export", "index", "search", "serve"]
+COMMANDS = ["extract", "crawl", "workers", "export", "index", "search", "serve"]
 
 
 def build_parser() -> argparse.ArgumentParser:
