@@ -423,6 +423,13 @@ class Crawler:
             self.frontier.log(it.url, "skipped", error="robots")
             self._wake.set()
             return
+        if self._shared is not None and not self._shared.may_fetch(host):
+            # the lease was not renewed lately (this process stalled): another worker may own the
+            # host by now, so nothing is sent until the next claim renews it (or finds it lost)
+            self.sched.finished(host)
+            it.not_before = self.clock.time() + CLAIM_INTERVAL / 2
+            self._queue(it)
+            return
         self._started += 1
         self.frontier.mark(it.url, IN_FLIGHT)
         self._fetching += 1

@@ -181,6 +181,7 @@ class RedisFrontier:
                          (("share", _SHARE), ("take", _TAKE), ("tick", _TICK), ("done", _DONE),
                           ("release", _RELEASE), ("join", _JOIN))}
         self.owned: set[str] = set()
+        self._valid: dict[str, float] = {}  # host -> monotonic time its lease surely lasts until
         self._items: dict[str, Item] = {}  # handed to the engine, not finished
         self._by_host: dict[str, set[str]] = {}
         self._pending: list[tuple[str, str]] = []  # (url, host) done/failed/skipped, sent at flush
@@ -329,8 +330,15 @@ class RedisFrontier:
     def owns(self, host: str) -> bool:
         return host in self.owned
 
+    def may_fetch(self, host: str) -> bool:
+        """The lease, as of its last renewal (timed from before the renewal was sent), still has a
+        quarter of its term to run: a request launched now is on the wire well before any other
+        worker could lease the host."""
+        return time.monotonic() < self._valid.get(host, 0.0) - self.lease_seconds / 4
+
     def _drop(self, host: str) -> None:
         self.owned.discard(host)
+        self._valid.pop(host, None)
         for url in self._by_host.pop(host, set()):
             self._items.pop(url, None)
 
@@ -347,12 +355,14 @@ class RedisFrontier:
                     k = keys(h)
                     tick(keys=[k["lease"], k["inbox"]], args=[self.me, self.ttl_ms, INBOX_BATCH], client=pipe)
                 return list(pipe.execute())
+            sent = time.monotonic()
             for h, res in zip(owned, self._call(renew)):
                 if res is None:
                     log.warning("lease of %s lost (another worker holds it now): its queue is dropped here", h)
                     self._drop(h)
                     lost.append(h)
                     continue
+                self._valid[h] = sent + self.lease_seconds
                 for s in res:
                     url, enc = s.split(SEP, 1)
                     if url not in self._items:
@@ -362,8 +372,7 @@ class RedisFrontier:
         idle = [h for h in self.owned if h not in active and not self._by_host.get(h)]
         for h in idle:
             self._release(h, self.cooldown)
-            self.owned.discard(h)
-            self._by_host.pop(h, None)
+            self._drop(h)
         live = self._beat()
         share = math.ceil(len(active) / max(1, live))
         free = [h for h in active if h not in self.owned]
@@ -373,12 +382,14 @@ class RedisFrontier:
             if len(self.owned) >= share:
                 break
             k = keys(h)
+            sent = time.monotonic()
             res = self._call(lambda k=k: take(keys=[k["lease"], k["todo"], k["inbox"], k["fly"]],  # type: ignore[misc]
                                               args=[self.me, self.ttl_ms]))
             if not res:
                 continue
             n_fly, flat = int(res[0]), res[1]
             self.owned.add(h)
+            self._valid[h] = sent + self.lease_seconds
             if n_fly:
                 self.refetched += n_fly
                 self._call(lambda n=n_fly: self.r.hincrby(PREFIX + "stats", "refetched", n))  # type: ignore[misc]
@@ -398,6 +409,7 @@ class RedisFrontier:
         for h in sorted(self.owned):
             self._release(h, cooldown)
         self.owned.clear()
+        self._valid.clear()
         self._beat(alive=False)
 
     def finished(self) -> bool:
