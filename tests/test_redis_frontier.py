@@ -30,6 +30,7 @@ from .crawlsite import Route, Site
 from .servers import RedisServer, free_port, redis_server_in
 
 ROOT = Path(__file__).resolve().parents[1]
+JITTER = 0.02  # seconds: arrival-time noise of the threaded test server (tests/crawlsite.py) under load
 SPEC = PipelineSpec(tokenizer="words")
 
 
@@ -239,8 +240,17 @@ def test_two_workers_kill_one_the_other_takes_over(redis_server, tmp_path):
             if extra:  # only on hosts the victim held (by the survivor after the takeover)
                 assert {ua for _, _, ua in hits} == {"test-a", "test-b"}, trace
             dups += extra
-            close = [(b[1], a[1], round(b[0] - a[0], 3)) for a, b in zip(ts, ts[1:]) if b[0] - a[0] < delay]
-            assert not close, (origin, close, trace, err[-3000:])
+            # where the host passed from one worker to the other (takeover, or a lease given back
+            # and taken again): the delay, strictly; within one worker the engine's own spacing
+            # (delay + 10 ms at send), less the test server's arrival jitter (a new connection's
+            # thread starts late under load: up to 17 ms measured)
+            handover = [(q[1], p[1], round(q[0] - p[0], 3)) for p, q in zip(ts, ts[1:])
+                        if p[2] != q[2] and q[0] - p[0] < delay]
+            close = [(q[1], p[1], round(q[0] - p[0], 3)) for p, q in zip(ts, ts[1:])
+                     if p[2] == q[2] and q[0] - p[0] < delay - JITTER]
+            if close or handover:
+                print("TRACE", origin, json.dumps(trace))
+            assert not close and not handover, (origin, close, handover, err[-3000:])
         assert dups <= refetched
         print(f"victim hosts {len(victim_hosts)}, refetched {refetched}, duplicate requests {dups}")
     finally:
