@@ -4,7 +4,8 @@ the plain single process, crawl-only (--no-extract) and full pipeline, in one ru
 
 Needs /usr/bin/redis-server and the shared benchmark tools (../shared/bench/{websim.py,politeness.py},
 override with --shared or $BLOCKCRAWL_SHARED_BENCH). Each run gets a fresh websim (--hosts hosts,
---pages articles per host, --latency-ms, a one-month calendar trap, no Crawl-delay, access log)
+--pages articles per host, --latency-ms, a one-month calendar trap, no Crawl-delay, its slow page
+answering after 1 s instead of 35 s (else one timeout tail is most of the wall time), access log)
 and a fresh redis-server on 127.0.0.1. Every worker gets the same arguments (its own SQLite store:
 one writer per file), --concurrency N each: the per-process limit that more workers lift. Seeds:
 every host's home page.
@@ -78,7 +79,7 @@ def run_one(a: argparse.Namespace, name: str, workers: int, extract: bool) -> di
     ws_err = open(d / "websim.err", "w")
     ws = subprocess.Popen([sys.executable, str(Path(a.shared) / "websim.py"), "--hosts", str(a.hosts),
                            "--pages", str(a.pages), "--port", str(a.port), "--latency-ms", str(a.latency_ms),
-                           "--seed", "1", "--trap-months", "1", "--crawl-delay", "0", "--prerender",
+                           "--seed", "1", "--trap-months", "1", "--crawl-delay", "0", "--slow-s", "1", "--prerender",
                            "--log", str(d / "access.jsonl"), "--max-seconds", "1800"], stderr=ws_err)
     for _ in range(6000):
         if "READY" in (d / "websim.err").read_text():

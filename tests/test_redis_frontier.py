@@ -279,7 +279,7 @@ def test_redis_lost_during_crawl_pauses_and_loses_nothing(redis_server, tmp_path
         assert err.count("lost (") == 1 and err.count(" back after ") == 1, err
         assert len(stored(tmp_path / "w.db")) == 40
         for origin, hits in _requests(sites).items():
-            paths = [x for _, x in hits]
+            paths = [x for _, x, _ in hits]
             assert sorted(paths) == sorted(set(paths)), (origin, paths)
     finally:
         for s in sites:

@@ -38,6 +38,7 @@ import os
 import random
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -184,6 +185,9 @@ class RedisFrontier:
         self._valid: dict[str, float] = {}  # host -> monotonic time its lease surely lasts until
         self._items: dict[str, Item] = {}  # handed to the engine, not finished
         self._by_host: dict[str, set[str]] = {}
+        self._fly: dict[str, str] = {}  # URL in flight here -> its host
+        self._flying: Counter[str] = Counter()  # host -> requests in flight here
+        self._taken_at: dict[str, float] = {}  # host -> monotonic time this worker leased it
         self._pending: list[tuple[str, str]] = []  # (url, host) done/failed/skipped, sent at flush
         self._lost_since: float | None = None
         self.pages = 0  # URLs this worker finished
@@ -290,7 +294,12 @@ class RedisFrontier:
         k = keys(host)
         if state == IN_FLIGHT:  # at once: a worker dying now has this URL counted as fetched twice
             self._call(lambda: self.r.sadd(k["fly"], url))
-        elif state == QUEUED:  # a retry (its attempts, not_before) or an interrupted fetch
+            self._fly[url] = host
+            self._flying[host] += 1
+            return
+        if url in self._fly:
+            self._flying[self._fly.pop(url)] -= 1
+        if state == QUEUED:  # a retry (its attempts, not_before) or an interrupted fetch
             enc = encode(it) if it is not None else None
 
             def requeue() -> None:
@@ -339,6 +348,7 @@ class RedisFrontier:
     def _drop(self, host: str) -> None:
         self.owned.discard(host)
         self._valid.pop(host, None)
+        self._taken_at.pop(host, None)
         for url in self._by_host.pop(host, set()):
             self._items.pop(url, None)
 
@@ -373,8 +383,20 @@ class RedisFrontier:
         for h in idle:
             self._release(h, self.cooldown)
             self._drop(h)
-        live = self._beat()
+        live, least = self._beat()
         share = math.ceil(len(active) / max(1, live))
+        if len(self.owned) > share and least < share:
+            # more than a fair share while another worker has less (it joined later): one host a
+            # claim is given back, one with nothing in flight here, held for a few claims at least
+            now = time.monotonic()
+            calm = [h for h in sorted(self.owned) if not self._flying.get(h)
+                    and now - self._taken_at.get(h, now) > 4 * CLAIM_INTERVAL]
+            if calm:
+                h = calm[-1]
+                self._release(h, self.cooldown)
+                self._drop(h)
+                lost.append(h)
+                log.info("gave %s back (%d hosts here, a fair share is %d)", h, len(self.owned) + 1, share)
         free = [h for h in active if h not in self.owned]
         random.shuffle(free)
         take = self._scripts["take"]
@@ -390,6 +412,7 @@ class RedisFrontier:
             n_fly, flat = int(res[0]), res[1]
             self.owned.add(h)
             self._valid[h] = sent + self.lease_seconds
+            self._taken_at[h] = sent
             if n_fly:
                 self.refetched += n_fly
                 self._call(lambda n=n_fly: self.r.hincrby(PREFIX + "stats", "refetched", n))  # type: ignore[misc]
@@ -416,8 +439,9 @@ class RedisFrontier:
         return int(self._call(lambda: self.r.scard(PREFIX + "active"))) == 0
 
     # ------------------------------------------------------------------ heartbeat (blockcrawl workers)
-    def _beat(self, alive: bool = True) -> int:
-        """Publish this worker's state; returns how many workers are alive (this one included)."""
+    def _beat(self, alive: bool = True) -> tuple[int, int]:
+        """Publish this worker's state; returns how many workers are alive (this one included) and
+        the fewest hosts another live worker holds (a large number when there is none)."""
         now, mono = time.time(), time.monotonic()
         t0, p0 = self._rate
         if mono - t0 >= 2.0:
@@ -428,15 +452,16 @@ class RedisFrontier:
                  "hosts": sorted(self.owned), "pages": self.pages, "pages_per_s": round(self._pps, 2),
                  "queued": len(self._items), "refetched": self.refetched}
         beats = self._call(lambda: self._beat_tx(state))
-        live = 0
-        for v in beats.values():
+        live, least = 1, 1 << 30
+        for wid, v in beats.items():
             try:
                 b = json.loads(v)
             except ValueError:
                 continue
-            if b.get("alive") and now - float(b.get("t", 0)) < float(b.get("lease_seconds", self.lease_seconds)):
+            if wid != self.me and b.get("alive") and now - float(b.get("t", 0)) < float(b.get("lease_seconds", 30)):
                 live += 1
-        return max(live, 1)
+                least = min(least, len(b.get("hosts", [])))
+        return live, least
 
     def _beat_tx(self, state: dict[str, object]) -> dict[str, str]:
         pipe = self.r.pipeline(transaction=False)
