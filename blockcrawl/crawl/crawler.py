@@ -351,8 +351,8 @@ class Crawler:
             wall = clock.time()
             while self._later and self._later[0][0] <= wall:
                 it = heapq.heappop(self._later)[2]
-                if self._shared is not None and not self._shared.owns(it.host):
-                    continue  # the host's lease was lost: its new owner has this URL
+                if self._shared is not None and not self._shared.holds(it):
+                    continue  # the host's lease was lost or given back: its owner has this URL
                 it.not_before = 0.0
                 self._queue(it)
             if not self._stopping:

@@ -336,8 +336,8 @@ class RedisFrontier:
         self.local.log(url, event, status, error, detail, nbytes, elapsed)
 
     # ------------------------------------------------------------------ leases
-    def owns(self, host: str) -> bool:
-        return host in self.owned
+    def holds(self, it: Item) -> bool:
+        return self._items.get(it.url) is it
 
     def may_fetch(self, host: str) -> bool:
         """The lease, as of its last renewal (timed from before the renewal was sent), still has a
