@@ -284,3 +284,42 @@ def test_redis_lost_during_crawl_pauses_and_loses_nothing(redis_server, tmp_path
     finally:
         for s in sites:
             s.stop()
+
+
+@pytest.mark.slow
+def test_late_worker_gets_a_fair_share(redis_server, tmp_path):
+    """A worker that joins when the first one holds every host gets hosts given back to it: both
+    end with pages, none is fetched twice (a host's new owner reads robots.txt again, nothing
+    else), and where a host changed workers its requests keep the delay."""
+    delay = 0.1
+    sites = multi_site(4, 30, latency=0.02)
+    try:
+        args = [sites[0].origin + "/p0.html", "--no-progress", "--tokenizer", "words", "--workers", "0",
+                "--delay", str(delay), "--frontier", redis_server.url(), "--lease-seconds", "5"]
+        a = _cli("crawl", *args, "--store", str(tmp_path / "a.db"), "--worker-id", "a", "--user-agent", "test-a")
+        r = redis_server.client
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the first worker holds every host
+            beat = r.hget("bc:workers", "a")
+            if beat and len(json.loads(beat)["hosts"]) == 4:
+                break
+            time.sleep(0.05)
+        assert len(json.loads(r.hget("bc:workers", "a"))["hosts"]) == 4
+        b = _cli("crawl", *args, "--store", str(tmp_path / "b.db"), "--worker-id", "b", "--user-agent", "test-b")
+        out_b, err_b = b.communicate(timeout=120)
+        out_a, err_a = a.communicate(timeout=120)
+        assert a.returncode == 0 and b.returncode == 0, err_a + err_b
+        in_a, in_b = stored(tmp_path / "a.db"), stored(tmp_path / "b.db")
+        assert in_b  # b got hosts: a held all four, alive, until it gave some back
+        assert set(in_a) | set(in_b) == {f"{s.origin}/p{j}.html" for s in sites for j in range(30)}
+        assert not set(in_a) & set(in_b)
+        for origin, hits in _requests(sites).items():
+            paths = [p for _, p, _ in hits if p != "/robots.txt"]
+            assert sorted(paths) == sorted(set(paths)), origin
+            ts = sorted(hits)
+            handover = [(q[1], p[1], round(q[0] - p[0], 3)) for p, q in zip(ts, ts[1:])
+                        if p[2] != q[2] and q[0] - p[0] < delay]
+            assert not handover, (origin, handover)
+    finally:
+        for s in sites:
+            s.stop()
