@@ -34,7 +34,7 @@ JITTER = 0.02  # seconds: arrival-time noise of the threaded test server (tests/
 SPEC = PipelineSpec(tokenizer="words")
 
 
-def multi_site(n_hosts: int, n_pages: int, latency: float = 0.0) -> list[Site]:
+def multi_site(n_hosts: int, n_pages: int, latency: float = 0.0, crawl_delay: float = 0.0) -> list[Site]:
     """n_hosts servers of n_pages each. Every block of every page is unique (titles, text, link
     texts), so blocks per page do not depend on the order pages were crawled in (block dedup is
     per site and keeps a block's first sighting). Page j links j+1, 2j+1, 2j+2 of its host and,
@@ -42,7 +42,8 @@ def multi_site(n_hosts: int, n_pages: int, latency: float = 0.0) -> list[Site]:
     sites = [Site().start() for _ in range(n_hosts)]
     for i, s in enumerate(sites):
         nxt = sites[(i + 1) % n_hosts]
-        s.routes["/robots.txt"] = Route("User-agent: *\nDisallow: /nope/\n", ctype="text/plain")
+        s.routes["/robots.txt"] = Route("User-agent: *\nDisallow: /nope/\n"
+                                        + (f"Crawl-delay: {crawl_delay}\n" if crawl_delay else ""), ctype="text/plain")
         for j in range(n_pages):
             links = [f"/p{k}.html" for k in (j + 1, 2 * j + 1, 2 * j + 2) if k < n_pages] + ["/nope/x.html"]
             if j % 3 == 0:
@@ -290,9 +291,10 @@ def test_redis_lost_during_crawl_pauses_and_loses_nothing(redis_server, tmp_path
 def test_late_worker_gets_a_fair_share(redis_server, tmp_path):
     """A worker that joins when the first one holds every host gets hosts given back to it: both
     end with pages, none is fetched twice (a host's new owner reads robots.txt again, nothing
-    else), and where a host changed workers its requests keep the delay."""
-    delay = 0.1
-    sites = multi_site(4, 30, latency=0.02)
+    else), and where a host changed workers its requests keep the delay: robots.txt's Crawl-delay,
+    larger than --delay."""
+    delay, crawl_delay, n = 0.05, 0.2, 20
+    sites = multi_site(4, n, latency=0.02, crawl_delay=crawl_delay)
     try:
         args = [sites[0].origin + "/p0.html", "--no-progress", "--tokenizer", "words", "--workers", "0",
                 "--delay", str(delay), "--frontier", redis_server.url(), "--lease-seconds", "5"]
@@ -311,14 +313,16 @@ def test_late_worker_gets_a_fair_share(redis_server, tmp_path):
         assert a.returncode == 0 and b.returncode == 0, err_a + err_b
         in_a, in_b = stored(tmp_path / "a.db"), stored(tmp_path / "b.db")
         assert in_b  # b got hosts: a held all four, alive, until it gave some back
-        assert set(in_a) | set(in_b) == {f"{s.origin}/p{j}.html" for s in sites for j in range(30)}
+        assert set(in_a) | set(in_b) == {f"{s.origin}/p{j}.html" for s in sites for j in range(n)}
         assert not set(in_a) & set(in_b)
-        for origin, hits in _requests(sites).items():
+        reqs = _requests(sites)
+        assert any({ua for _, _, ua in hits} == {"test-a", "test-b"} for hits in reqs.values())  # handed over
+        for origin, hits in reqs.items():
             paths = [p for _, p, _ in hits if p != "/robots.txt"]
             assert sorted(paths) == sorted(set(paths)), origin
             ts = sorted(hits)
             handover = [(q[1], p[1], round(q[0] - p[0], 3)) for p, q in zip(ts, ts[1:])
-                        if p[2] != q[2] and q[0] - p[0] < delay]
+                        if p[2] != q[2] and q[0] - p[0] < crawl_delay]
             assert not handover, (origin, handover)
     finally:
         for s in sites:

@@ -87,6 +87,8 @@ class Crawler:
         self.agent = agent_token(config.user_agent)
         self.sched = Scheduler(config.per_host, config.delay, config.robots, self.agent, self.clock)
         self.resolver = Resolver()
+        if self._shared is not None:
+            self._shared.delay_of = self.sched.delay_of
         self._primed: set[str] = set()
         self._seen: set[str] = set()
         self._rejected: set[str] = set()
@@ -288,7 +290,7 @@ class Crawler:
                 loop.remove_signal_handler(sig)
             self.store.commit()
             if self._shared is not None:
-                self._shared.release(cooldown=self.cfg.delay)
+                self._shared.release()
             self.stats.elapsed = self.clock.monotonic() - t0
             for listener in self._listeners:
                 listener.close(self.stats)

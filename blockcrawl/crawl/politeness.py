@@ -76,6 +76,11 @@ class Scheduler:
         (h.listed if listed else h.queue).append(it)
         self._poke(h)
 
+    def delay_of(self, host: str) -> float:
+        """The host's delay between request starts: --delay, or its robots.txt Crawl-delay if larger."""
+        h = self._hosts.get(host)
+        return self.delay if h is None else max(h.delay, self.delay)
+
     def drop(self, host: str) -> int:
         """Forget the host's queued URLs (a shared frontier's lease on it was lost: another worker
         fetches it now); requests in flight finish. Returns how many were dropped."""

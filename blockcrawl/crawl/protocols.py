@@ -103,8 +103,10 @@ class SharedFrontier(Frontier, Protocol):
     finished: no host has work left anywhere (every URL of the crawl is done, failed or skipped).
     flush:    buffered state changes go out; called right after each store commit, so a page is
               stored before the frontier says it is done (a crash in between refetches it).
-    release:  give up every lease (end of the run); `cooldown` seconds keep a host unleased so the
-              next owner's first request keeps the politeness delay.
+    release:  give up every lease (end of the run).
+    delay_of: set by the engine: a host's delay as its Scheduler knows it (robots.txt Crawl-delay
+              included). A host given back stays unleased that long, so the next owner's first
+              request keeps the delay after this worker's last one.
     """
 
     def join(self, seeds: list[str], options: str, resume: bool) -> list[str]: ...
@@ -114,7 +116,8 @@ class SharedFrontier(Frontier, Protocol):
     def may_fetch(self, host: str) -> bool: ...
     def finished(self) -> bool: ...
     def flush(self) -> None: ...
-    def release(self, cooldown: float = 0.0) -> None: ...
+    def release(self) -> None: ...
+    delay_of: Callable[[str], float]
 
 
 class Clock(Protocol):

@@ -177,7 +177,9 @@ class RedisFrontier:
         self.me = worker_id or f"{socket.gethostname()}:{os.getpid()}"
         self.ttl_ms = max(1, int(lease_seconds * 1000))
         self.lease_seconds = lease_seconds
-        self.cooldown = cooldown
+        self.cooldown = cooldown  # the least cool-down of a host given back (--delay)
+        # a host's own delay (robots.txt Crawl-delay included), from the engine's Scheduler
+        self.delay_of: Callable[[str], float] = lambda host: 0.0
         self._scripts = {name: self.r.register_script(src) for name, src in
                          (("share", _SHARE), ("take", _TAKE), ("tick", _TICK), ("done", _DONE),
                           ("release", _RELEASE), ("join", _JOIN))}
@@ -381,7 +383,7 @@ class RedisFrontier:
         # hosts without work any more are given back (cooling down for the politeness delay)
         idle = [h for h in self.owned if h not in active and not self._by_host.get(h)]
         for h in idle:
-            self._release(h, self.cooldown)
+            self._release(h)
             self._drop(h)
         live, least = self._beat()
         share = math.ceil(len(active) / max(1, live))
@@ -393,7 +395,7 @@ class RedisFrontier:
                     and now - self._taken_at.get(h, now) > 4 * CLAIM_INTERVAL]
             if calm:
                 h = calm[-1]
-                self._release(h, self.cooldown)
+                self._release(h)
                 self._drop(h)
                 lost.append(h)
                 log.info("gave %s back (%d hosts here, a fair share is %d)", h, len(self.owned) + 1, share)
@@ -422,15 +424,18 @@ class RedisFrontier:
             out += [self._hand(it) for it in items if it.url not in self._items]
         return out, lost
 
-    def _release(self, host: str, cooldown: float) -> None:
+    def _release(self, host: str) -> None:
+        """Give the lease back; it stays taken (empty) for the host's delay, so the next owner's
+        first request is at least that long after this worker's last one."""
+        cooldown = max(self.cooldown, self.delay_of(host))
         k = keys(host)
         self._call(lambda: self._scripts["release"](keys=[k["lease"]], args=[self.me, int(cooldown * 1000)]))
 
-    def release(self, cooldown: float = 0.0) -> None:
+    def release(self) -> None:
         """(after the store's last commit: the pending done marks go out too)"""
         self.flush()
         for h in sorted(self.owned):
-            self._release(h, cooldown)
+            self._release(h)
         self.owned.clear()
         self._valid.clear()
         self._beat(alive=False)
