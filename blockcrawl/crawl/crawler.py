@@ -400,13 +400,14 @@ class Crawler:
 
     def _claim(self) -> None:
         """Shared frontier: renew leases, queue the work of newly leased hosts and what other workers
-        found for ours; a host whose lease was lost is dropped (its new owner fetches it)."""
+        found for ours; a host no longer held is dropped (its new owner fetches it)."""
         assert self._shared is not None
         self._maybe_commit(force=True)  # done marks out first: a host given back has none pending
         self._next_claim = self.clock.monotonic() + CLAIM_INTERVAL
         items, lost = self._shared.claim()
         for host in lost:
             self.sched.drop(host)
+            self._primed.discard(host)  # primed again from the store if this worker gets it back
         for it in items:
             self._seen.add(it.url)
             self._queue(it)

@@ -92,7 +92,9 @@ class SharedFrontier(Frontier, Protocol):
     share:    like `add`, but returns the items to queue in this process: new to the whole crawl
               AND of a host this worker owns; the others go to their host's shared queue.
     claim:    renew this worker's leases, lease free hosts that have work (a fair share of them),
-              and return (items to queue here, hosts whose lease was lost: drop their queues).
+              and return (items to queue here, hosts no longer held here: their lease was lost or
+              given back; the engine drops their queues and, should it lease one again, reloads
+              its dedup state from the store, where the other worker may have added blocks).
               Called every CLAIM_INTERVAL seconds and whenever the worker is idle.
     holds:    whether this worker still holds this very item: its host's lease was not lost or given
               back since the item was handed out (a retry waiting for its time is dropped when not:

@@ -385,6 +385,7 @@ class RedisFrontier:
         for h in idle:
             self._release(h)
             self._drop(h)
+            lost.append(h)
         live, least = self._beat()
         share = math.ceil(len(active) / max(1, live))
         if len(self.owned) > share and least < share:
