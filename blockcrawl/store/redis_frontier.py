@@ -379,15 +379,18 @@ class RedisFrontier:
                     url, enc = s.split(SEP, 1)
                     if url not in self._items:
                         out.append(self._hand(decode(url, enc)))
-        active: set[str] = set(self._call(lambda: self.r.smembers(PREFIX + "active")))
         # hosts without work any more are given back (cooling down for the politeness delay)
-        idle = [h for h in self.owned if h not in active and not self._by_host.get(h)]
-        for h in idle:
-            self._release(h)
-            self._drop(h)
-            lost.append(h)
+        mine = sorted(self.owned)
+        if mine:
+            flags = self._call(lambda: self.r.smismember(PREFIX + "active", mine))
+            for h, on in zip(mine, flags):
+                if not on and not self._by_host.get(h):
+                    self._release(h)
+                    self._drop(h)
+                    lost.append(h)
+        n_active = int(self._call(lambda: self.r.scard(PREFIX + "active")))
         live, least = self._beat()
-        share = math.ceil(len(active) / max(1, live))
+        share = math.ceil(n_active / max(1, live))
         if len(self.owned) > share and least < share:
             # more than a fair share while another worker has less (it joined later): one host a
             # claim is given back, one with nothing in flight here, held for a few claims at least
@@ -400,8 +403,22 @@ class RedisFrontier:
                 self._drop(h)
                 lost.append(h)
                 log.info("gave %s back (%d hosts here, a fair share is %d)", h, len(self.owned) + 1, share)
-        free = [h for h in active if h not in self.owned]
-        random.shuffle(free)
+        need = share - len(self.owned)
+        free: list[str] = []
+        if need > 0:
+            # a random sample of the hosts with work (not all of them: 10^5 hosts read twice a
+            # second by every worker would be Redis's first bottleneck), those without a lease
+            sample = min(n_active, max(64, 4 * need))
+            cand = [h for h in self._call(lambda: self.r.srandmember(PREFIX + "active", sample)) or []
+                    if h not in self.owned]
+
+            def leased() -> list[Any]:
+                pipe = self.r.pipeline(transaction=False)
+                for h in cand:
+                    pipe.exists(keys(h)["lease"])
+                return list(pipe.execute())
+            free = [h for h, held in zip(cand, self._call(leased)) if not held]
+            random.shuffle(free)
         take = self._scripts["take"]
         for h in free:
             if len(self.owned) >= share:
