@@ -40,6 +40,7 @@ import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, TypeVar
 
 from .._version import __version__
@@ -425,8 +426,7 @@ class RedisFrontier:
                 break
             k = keys(h)
             sent = time.monotonic()
-            res = self._call(lambda k=k: take(keys=[k["lease"], k["todo"], k["inbox"], k["fly"]],  # type: ignore[misc]
-                                              args=[self.me, self.ttl_ms]))
+            res = self._call(partial(take, keys=[k["lease"], k["todo"], k["inbox"], k["fly"]], args=[self.me, self.ttl_ms]))
             if not res:
                 continue
             n_fly, flat = int(res[0]), res[1]
@@ -435,7 +435,7 @@ class RedisFrontier:
             self._taken_at[h] = sent
             if n_fly:
                 self.refetched += n_fly
-                self._call(lambda n=n_fly: self.r.hincrby(PREFIX + "stats", "refetched", n))  # type: ignore[misc]
+                self._call(partial(self.r.hincrby, PREFIX + "stats", "refetched", n_fly))
                 log.warning("took over %s: %d URLs were in flight on the worker that held it (fetched again)", h, n_fly)
             items = [decode(flat[i], flat[i + 1]) for i in range(0, len(flat), 2)]
             items.sort(key=lambda it: it.depth)
@@ -491,9 +491,3 @@ class RedisFrontier:
         pipe.hset(PREFIX + "workers", self.me, json.dumps(state))
         pipe.hgetall(PREFIX + "workers")
         return dict(pipe.execute()[1])
-
-
-def open_frontier(url: str, local: SqliteFrontier, *, worker_id: str | None, lease_seconds: float,
-                  cooldown: float) -> RedisFrontier:
-    """The shared frontier at url (redis://, rediss://, unix://)."""
-    return RedisFrontier(url, local, worker_id=worker_id, lease_seconds=lease_seconds, cooldown=cooldown)
