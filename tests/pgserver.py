@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from .require import skip_or_fail
+
 DB = "blockcrawl_test"
 # TCP connections need this password (scram-sha-256), so the tests see a real password in the URL
 # (never printed) and a wrong one refused; the server's own commands come through its socket (trust)
@@ -50,7 +52,7 @@ class PgServer:
             try:
                 pwd.getpwnam("postgres")
             except KeyError:
-                pytest.skip("running as root and there is no 'postgres' user to run PostgreSQL as")
+                skip_or_fail("running as root and there is no 'postgres' user to run PostgreSQL as")
             self.user = "postgres"
         # under /tmp, mode 0755: the postgres user must be able to reach it (pytest's tmp_path is 0700)
         self.dir = Path(tempfile.mkdtemp(prefix="blockcrawl-pg-", dir="/tmp"))
@@ -78,7 +80,7 @@ class PgServer:
                       "--auth-host=scram-sha-256", "--pwfile", str(pwfile), "-U", self.pg_user,
                       "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
         except subprocess.CalledProcessError as e:
-            pytest.skip(f"initdb failed: {(e.stderr or e.stdout).strip()[-300:]}")
+            skip_or_fail(f"initdb failed: {(e.stderr or e.stdout).strip()[-300:]}")
         opts = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.dir} "
                 "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
         r = self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", opts,
@@ -106,10 +108,10 @@ class PgServer:
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     """The session's cluster (a test module imports this fixture: `from .pgserver import pg_server`)."""
-    pytest.importorskip("psycopg", reason="the PostgreSQL store needs psycopg: pip install 'blockcrawl[postgres]'")
+    _need_module("psycopg", "the PostgreSQL store needs psycopg: pip install 'blockcrawl[postgres]'")
     bindir = _bindir()
     if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb; apt-get install postgresql)")
+        skip_or_fail("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb; apt-get install postgresql)")
     server = PgServer(bindir)
     try:
         server.start()
@@ -125,3 +127,9 @@ def fresh_db(server: PgServer) -> str:
     """A new empty database on the server: its DSN."""
     _counter[0] += 1
     return server.create_db(f"t{os.getpid()}_{_counter[0]}_{int(time.time() * 1000) % 100000}")
+
+
+def _need_module(name: str, reason: str) -> None:
+    import importlib.util
+    if importlib.util.find_spec(name) is None:
+        skip_or_fail(reason)

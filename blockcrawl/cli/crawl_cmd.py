@@ -21,6 +21,9 @@ EXAMPLES = """examples:
                                                      learn each site's templates; keep articles only
   blockcrawl sites --store news.db                   the site models learned
   blockcrawl export --store site.db --what pages     what was crawled, as JSON Lines
+  blockcrawl crawl https://example.org/ --store w1.db --frontier redis://10.0.0.5:6379/0
+                     one of N worker processes (same arguments, one store each or a shared one);
+                     `blockcrawl workers --frontier redis://10.0.0.5:6379/0` shows them
 
 Politeness: robots.txt is obeyed (its Crawl-delay too), at most --per-host requests are in flight
 per host and request starts to one host are at least --delay apart; other hosts never wait.
@@ -71,6 +74,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--store", required=True, metavar="PATH|URL", help="store to write: an SQLite file (created if missing) or postgresql://USER[:PASSWORD]@HOST[:PORT]/DB")
     p.add_argument("--resume", action="store_true",
                    help="continue the crawl recorded in the store instead of starting afresh")
+    g = p.add_argument_group("many workers (a shared frontier)")
+    g.add_argument("--frontier", metavar="URL",
+                   help="redis://HOST:PORT/DB (or rediss://, unix://): the seen-set and the queues live there, so N "
+                        "processes started with the same arguments crawl together; each host is leased to one "
+                        "of them (politeness, robots.txt, dedup stay in one process). Needs the redis package")
+    g.add_argument("--worker-id", metavar="NAME", help="this worker's name in the frontier (default hostname:pid)")
+    g.add_argument("--lease-seconds", type=_positive(float), default=30.0, metavar="S",
+                   help="host lease: a dead worker's hosts are taken over after this long (default 30)")
     g = p.add_argument_group("politeness")
     g.add_argument("--concurrency", type=_positive(int), default=32, metavar="N",
                    help="requests in flight over all hosts (default 32)")
@@ -223,16 +234,19 @@ def run(args: argparse.Namespace) -> int:
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
             resume=args.resume, progress=not args.no_progress, workers=workers,
             credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow,
-            recrawl=args.recrawl, max_age=args.max_age, render=args.render, only_articles=args.only_articles)
+            recrawl=args.recrawl, max_age=args.max_age, render=args.render, only_articles=args.only_articles,
+            frontier=args.frontier, worker_id=args.worker_id, lease_seconds=args.lease_seconds)
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]
         return err(f"--{name.replace('_', '-')}{msg[len(name):]}" if name in CrawlConfig.__dataclass_fields__ else msg)
     # the writer lock for the whole crawl (a second crawl or index is refused); --resume never
     # creates a store: a mistyped path is an error, not a new empty crawl. StoreError: one line.
-    store = open_store(args.store, create=not (args.resume or args.recrawl), who="blockcrawl crawl")
+    # (with a shared frontier a worker may join a resumed crawl with a new store)
+    store = open_store(args.store, create=not (args.resume or args.recrawl) or bool(args.frontier),
+                       who="blockcrawl crawl")
     with store:
-        if args.resume and not store.frontier().size() and not args.urls:
+        if args.resume and not args.frontier and not store.frontier().size() and not args.urls:
             return err(f"{store.location} holds no crawl to resume; give seed URLs")
         if args.recrawl and not store.recrawl_pages() and not args.urls:  # realweb
             return err(f"{store.location} holds no pages to recrawl; give seed URLs")

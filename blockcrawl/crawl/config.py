@@ -69,6 +69,10 @@ class CrawlConfig:
     recrawl: bool = False  # revisit the store's pages with conditional requests (incremental)
     max_age: float | None = None  # recrawl: only pages fetched more than this many seconds ago
     only_articles: bool = False  # store blocks and chunks of article pages only (PageInfo.kind)
+    # --- redis: a frontier shared by many worker processes (crawl.shared, store.redis_frontier) ---
+    frontier: str | None = None  # redis://HOST:PORT/DB, rediss://..., unix:///path.sock?db=N; None: the store's
+    worker_id: str | None = None  # this worker's name in the shared frontier (default hostname:pid)
+    lease_seconds: float = 30.0  # a host's lease: a dead worker's hosts are taken over this long after
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -104,6 +108,15 @@ def _problem(c: CrawlConfig) -> str | None:
         v = getattr(c, name)
         if v is not None and v < 0:
             return f"{name} must not be negative (got {v})"
+    if c.frontier is not None:
+        if not c.frontier.lower().startswith(("redis://", "rediss://", "unix://")):
+            return f"frontier must be a redis://, rediss:// or unix:// URL (got {c.frontier.split('://')[0]!r}://...)"
+        if c.recrawl:
+            return "frontier: a recrawl runs on one store; a shared frontier (--frontier) is for crawls only"
+    if c.lease_seconds <= 0:
+        return f"lease_seconds must be more than 0 (got {c.lease_seconds:g})"
+    if c.worker_id is not None and not c.worker_id.strip():
+        return "worker_id must not be empty"
     # --- jsrender ---
     if c.render not in ("never", "auto", "always"):
         return f"render must be one of never, auto, always (got {c.render!r})"

@@ -26,7 +26,7 @@ import logging
 import random
 import signal
 from collections.abc import Coroutine, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..pipeline import PipelineConfig
 from ..records import Block, Chunk, PageInfo
@@ -47,7 +47,7 @@ from .policy import (
 )
 from .politeness import Scheduler
 from .process import CRAWL_DEFAULT, PageOut
-from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier
+from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
 from .sitemaps import Sitemaps, make_item
@@ -58,6 +58,7 @@ log = logging.getLogger("blockcrawl.crawl")
 MAX_BACKLOG_FACTOR = 4  # fetched pages waiting for analysis: at most this many times --concurrency ...
 MAX_BACKLOG_BYTES = 256 * 1024 * 1024  # ... holding at most this many body bytes
 ROBOTS_ATTEMPTS = 2  # a failed robots.txt is asked again once, after --backoff s
+CLAIM_INTERVAL = 0.5  # shared frontier: seconds between claim() calls (lease renewal, other workers' links)
 
 __all__ = ["DEFAULT_USER_AGENT", "CrawlConfig", "CrawlStats", "Crawler", "crawl", "make_item"]
 
@@ -71,8 +72,15 @@ class Crawler:
         of `spec`. listeners: default a progress bar when config.progress."""
         self.store, self.cfg = store, config
         if frontier is None:
-            frontier = store.frontier()
+            if config.frontier is not None:
+                from .shared import open_shared
+                frontier = open_shared(config, store)
+            else:
+                frontier = store.frontier()
         self.frontier: Frontier = frontier
+        # a frontier shared with other worker processes: hosts are leased (protocols.SharedFrontier)
+        self._shared = cast(SharedFrontier, frontier) if hasattr(frontier, "claim") else None
+        self._next_claim = 0.0
         self.clock: Clock = clock or SystemClock()
         self.spec = spec or CRAWL_DEFAULT.replace(max_bytes=config.max_bytes)
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
@@ -80,6 +88,8 @@ class Crawler:
         self.agent = agent_token(config.user_agent)
         self.sched = Scheduler(config.per_host, config.delay, config.robots, self.agent, self.clock)
         self.resolver = Resolver()
+        if self._shared is not None:
+            self._shared.delay_of = self.sched.delay_of
         self._primed: set[str] = set()
         # site learning: each site's current model (the store's row: version, JSON, counts)
         self._models: dict[str, _SiteModel] = {}
@@ -121,7 +131,12 @@ class Crawler:
     def _prepare(self) -> None:
         cfg, fr = self.cfg, self.frontier
         seeds = [u for u in (canonicalize(s.strip(), merge_slash=False) for s in cfg.seeds) if u]
-        if cfg.recrawl:
+        if self._shared is not None:
+            from .shared import crawl_options
+            seeds = self._shared.join(seeds, crawl_options(cfg), cfg.resume)
+            self._set_policy(seeds)
+            self._accept([make_item(u, 0) for u in dict.fromkeys(seeds)])
+        elif cfg.recrawl:
             self._prepare_recrawl(seeds)
         elif cfg.resume and fr.size():
             old = json.loads(fr.get_meta("seeds") or "[]")
@@ -203,8 +218,12 @@ class Crawler:
             return
         for it in items:
             self._seen.add(it.url)
-        self.frontier.add(items)
-        for it in items:
+        if self._shared is not None:  # only the new URLs of hosts this worker owns are queued here
+            mine = self._shared.share(items)
+        else:
+            self.frontier.add(items)
+            mine = items
+        for it in mine:
             self._queue(it, listed)
         self.stats.links_new += len(items)
 
@@ -277,6 +296,8 @@ class Crawler:
                 loop.remove_signal_handler(sig)
             self._flush_models()
             self.store.commit()
+            if self._shared is not None:
+                self._shared.release()
             self.stats.elapsed = self.clock.monotonic() - t0
             for listener in self._listeners:
                 listener.close(self.stats)
@@ -334,9 +355,13 @@ class Crawler:
                 assert self.cfg.max_pages is not None
                 if not self._inflight or self.stats.pages >= self.cfg.max_pages:
                     self._stopping = "page limit"
+            if self._shared is not None and not self._stopping and now >= self._next_claim:
+                self._claim()
             wall = clock.time()
             while self._later and self._later[0][0] <= wall:
                 it = heapq.heappop(self._later)[2]
+                if self._shared is not None and not self._shared.holds(it):
+                    continue  # the host's lease was lost or given back: its owner has this URL
                 it.not_before = 0.0
                 self._queue(it)
             if not self._stopping:
@@ -349,13 +374,22 @@ class Crawler:
                 self.stats.stopped = "stopped: " + self._stopping
                 return
             if not self._inflight and sched.idle() and not self._later:
-                return  # nothing left anywhere
+                if self._shared is None:
+                    return  # nothing left anywhere
+                self._maybe_commit(force=True)
+                if self._shared.finished():
+                    return  # nothing left at any worker
+                if now >= self._next_claim:
+                    continue  # idle: look for work at once
             self._maybe_commit()
             timeout = None
+            if self._shared is not None and not self._stopping:
+                timeout = max(0.0, self._next_claim - clock.monotonic())
             can_launch = not self._stopping and self._can_fetch() and self._under_page_limit()
             wt = sched.wake_time() if can_launch else None  # else a finishing task wakes us
             if wt is not None:
-                timeout = max(0.0, wt - clock.monotonic())
+                wait = max(0.0, wt - clock.monotonic())
+                timeout = wait if timeout is None else min(timeout, wait)
             if self._later:
                 lt = self._later[0][0] - clock.time()
                 timeout = lt if timeout is None else min(timeout, lt)
@@ -371,6 +405,20 @@ class Crawler:
             else:
                 await asyncio.sleep(0)
 
+    def _claim(self) -> None:
+        """Shared frontier: renew leases, queue the work of newly leased hosts and what other workers
+        found for ours; a host no longer held is dropped (its new owner fetches it)."""
+        assert self._shared is not None
+        self._maybe_commit(force=True)  # done marks out first: a host given back has none pending
+        self._next_claim = self.clock.monotonic() + CLAIM_INTERVAL
+        items, lost = self._shared.claim()
+        for host in lost:
+            self.sched.drop(host)
+            self._primed.discard(host)  # primed again from the store if this worker gets it back
+        for it in items:
+            self._seen.add(it.url)
+            self._queue(it)
+
     def _can_fetch(self) -> bool:
         return (self._fetching < self.cfg.concurrency and self._backlog < MAX_BACKLOG_FACTOR * self.cfg.concurrency
                 and self._backlog_bytes < MAX_BACKLOG_BYTES)
@@ -385,6 +433,13 @@ class Crawler:
             self.frontier.mark(it.url, SKIPPED, error="robots")
             self.frontier.log(it.url, "skipped", error="robots")
             self._wake.set()
+            return
+        if self._shared is not None and not self._shared.may_fetch(host):
+            # the lease was not renewed lately (this process stalled): another worker may own the
+            # host by now, so nothing is sent until the next claim renews it (or finds it lost)
+            self.sched.finished(host)
+            it.not_before = self.clock.time() + CLAIM_INTERVAL / 2
+            self._queue(it)
             return
         self._started += 1
         self.frontier.mark(it.url, IN_FLIGHT)
@@ -407,6 +462,8 @@ class Crawler:
         if force or now - self._last_commit >= self.cfg.commit_interval:
             self._flush_models()
             self.store.commit()
+            if self._shared is not None:  # after the commit: a page is stored before it is done
+                self._shared.flush()
             self._last_commit = now
 
     # ------------------------------------------------------------------ robots.txt and sitemaps
@@ -625,9 +682,10 @@ class Crawler:
         self._accept([make_item(target, it.depth, it.kind, hops=it.hops + 1, via=it.url, trail=it.trail)])
 
     async def _page(self, it: Item, res: FetchResult) -> None:
-        if self.cfg.resume and not self.stats.recrawl and it.host not in self._primed:
+        if (self.cfg.resume or self._shared is not None) and not self.stats.recrawl and it.host not in self._primed:
             # (not in a resumed recrawl: a changed page's own stored blocks would count as seen)
-            # blocks kept before the interruption: the site's dedup state continues
+            # blocks kept before the interruption (or by the worker whose host this was, in a
+            # shared store): the site's dedup state continues
             self._primed.add(it.host)
             await self.analyzer.prime(it.host, self.store.block_hashes(it.host + "/"))
         if (self.cfg.resume or self.stats.recrawl) and it.host not in self._model_sent:

@@ -76,6 +76,22 @@ class Scheduler:
         (h.listed if listed else h.queue).append(it)
         self._poke(h)
 
+    def delay_of(self, host: str) -> float:
+        """The host's delay between request starts: --delay, or its robots.txt Crawl-delay if larger."""
+        h = self._hosts.get(host)
+        return self.delay if h is None else max(h.delay, self.delay)
+
+    def drop(self, host: str) -> int:
+        """Forget the host's queued URLs (a shared frontier's lease on it was lost: another worker
+        fetches it now); requests in flight finish. Returns how many were dropped."""
+        h = self._hosts.get(host)
+        if h is None:
+            return 0
+        n = len(h.queue) + len(h.listed)
+        h.queue.clear()
+        h.listed.clear()
+        return n
+
     def queue_sizes(self) -> list[tuple[int, str]]:
         """(URLs waiting, host without scheme) of every host with a queue, for the progress bar."""
         return [(len(h.queue) + len(h.listed), h.name.split("//", 1)[-1]) for h in self._hosts.values()

@@ -78,6 +78,50 @@ class Frontier(Protocol):
             detail: str = "", nbytes: int = 0, elapsed: float = 0.0) -> None: ...
 
 
+class SharedFrontier(Frontier, Protocol):
+    """A Frontier that many worker processes share (store.redis_frontier), on one machine or many.
+
+    Hosts are owned, not shared: a worker leases a host (expiring, renewed by `claim`) and alone
+    fetches it, so politeness, robots.txt rules, block dedup and site learning of a host stay in
+    one process. The engine keeps its in-memory host queues for the hosts it owns only; the
+    frontier is the shared seen-set and the queues of every host. Four extra calls, used by the
+    engine only when its frontier has them (a plain Frontier never does):
+
+    join:     check (and on first use record) the crawl's identity and blockcrawl version; returns
+              the crawl's seeds (those recorded, when none are given). Refuses another crawl.
+    share:    like `add`, but returns the items to queue in this process: new to the whole crawl
+              AND of a host this worker owns; the others go to their host's shared queue.
+    claim:    renew this worker's leases, lease free hosts that have work (a fair share of them),
+              and return (items to queue here, hosts no longer held here: their lease was lost or
+              given back; the engine drops their queues and, should it lease one again, reloads
+              its dedup state from the store, where the other worker may have added blocks).
+              Called every CLAIM_INTERVAL seconds and whenever the worker is idle.
+    holds:    whether this worker still holds this very item: its host's lease was not lost or given
+              back since the item was handed out (a retry waiting for its time is dropped when not:
+              the host's owner has it, maybe this worker again, with the item handed out anew).
+    may_fetch: owns the host and its lease was renewed recently enough that it cannot have expired
+              before a request started now reaches the server (checked at each launch: a process
+              that stalled longer than its lease sends nothing until it has renewed it).
+    finished: no host has work left anywhere (every URL of the crawl is done, failed or skipped).
+    flush:    buffered state changes go out; called right after each store commit, so a page is
+              stored before the frontier says it is done (a crash in between refetches it).
+    release:  give up every lease (end of the run).
+    delay_of: set by the engine: a host's delay as its Scheduler knows it (robots.txt Crawl-delay
+              included). A host given back stays unleased that long, so the next owner's first
+              request keeps the delay after this worker's last one.
+    """
+
+    def join(self, seeds: list[str], options: str, resume: bool) -> list[str]: ...
+    def share(self, items: Iterable[Item]) -> list[Item]: ...
+    def claim(self) -> tuple[list[Item], list[str]]: ...
+    def holds(self, it: Item) -> bool: ...
+    def may_fetch(self, host: str) -> bool: ...
+    def finished(self) -> bool: ...
+    def flush(self) -> None: ...
+    def release(self) -> None: ...
+    delay_of: Callable[[str], float]
+
+
 class Clock(Protocol):
     """Time as the engine sees it. Sleeping goes through the running event loop (asyncio.sleep,
     wait_for), whose time a fake clock replaces too (clock.FakeClock.run)."""

@@ -393,6 +393,12 @@ class PostgresStore:
         self._exclusive(LOCK_FRONTIER, "being crawled")
         return PostgresFrontier(db, self.location, self._secret)
 
+    def crawl_log(self) -> PostgresFrontier:
+        """The crawl log of a worker of a shared frontier (crawl --frontier redis://): the same
+        object as frontier() without its one-crawl lock, since many workers log into one store
+        at once (they only call `log`, which inserts rows; the queue lives in Redis)."""
+        return PostgresFrontier(self._writable(), self.location, self._secret)
+
     # ------------------------------------------------------------------ ChunkSource (index)
     @_guard
     def begin_index(self, model: str, dim: int) -> dict[str, str]:

@@ -415,6 +415,11 @@ class SqliteStore:
 
         return SqliteFrontier(self._writable())
 
+    def crawl_log(self) -> SqliteFrontier:
+        """Where a worker of a shared frontier (crawl --frontier redis://) writes its crawl log:
+        the store's frontier object, of which it only calls `log`."""
+        return self.frontier()
+
     # ------------------------------------------------------------------ ChunkSource (index)
     @_guard
     def begin_index(self, model: str, dim: int) -> dict[str, str]:
