@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
+from .addresses import parse_resolve
 from .credentials import Credentials
 from .fetch import HTML_TYPES
 from .traps import DEFAULT_DATE_HOPS
@@ -68,6 +69,7 @@ class CrawlConfig:
     follow_nofollow: bool = False  # follow rel=nofollow (ugc, sponsored) links too
     recrawl: bool = False  # revisit the store's pages with conditional requests (incremental)
     max_age: float | None = None  # recrawl: only pages fetched more than this many seconds ago
+    resolve: Sequence[str] = ()  # "HOST:PORT:ADDR": connect there without DNS (curl's --resolve)
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -115,6 +117,12 @@ def _problem(c: CrawlConfig) -> str | None:
         return f"cookies: no such file {cred.cookies!r}"
     if cred.proxy is not None and not cred.proxy.lower().startswith(PROXY_SCHEMES):
         return "proxy must be an http://, https://, socks4:// or socks5:// URL"
+    if isinstance(c.resolve, str):
+        return "resolve must be a list of HOST:PORT:ADDR entries, not one string"
+    try:
+        parse_resolve(c.resolve)
+    except ValueError as e:
+        return str(e)
     for rx in (*c.include, *c.exclude):
         try:
             re.compile(rx)

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..pipeline import PipelineConfig
 from ..store import Store
-from .addresses import AddressPolicy
+from .addresses import AddressPolicy, parse_resolve
 from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .fetch import FetchResult
@@ -296,7 +296,8 @@ class Crawler:
             addresses = AddressPolicy.from_seeds([*self.cfg.seeds, proxy])
             addresses.allowed_blocks |= own
         fetcher = AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
-                                 addresses=addresses, credentials=cfg.credentials)
+                                 addresses=addresses, credentials=cfg.credentials,
+                                 resolve=parse_resolve(cfg.resolve) if cfg.resolve else None)
         if cfg.render != "never":  # app-shell pages rendered in headless Chromium (crawl/render.py)
             from .render import RenderingFetcher
             return RenderingFetcher(fetcher, cfg.render, timeout=2 * cfg.timeout, hosts=self.sched, stats=self.stats,
