@@ -14,7 +14,8 @@ the blocks of each page in position order, their headings once each as blocks_te
 crawled with --no-dedup so site dedup does not take repeated paragraphs out of the text.
 
 Beside it, in the same run and on the same pages, trafilatura and readability-lxml (benchmark
-peers only, the `bench` extra) extract the raw page bytes, each in a subprocess too. CPU per page
+peers only, the `bench` extra) extract the raw page bytes, each in a subprocess too, and so does
+blockcrawl.extract() (`extract`: the default algorithm without fetching, storing or chunking). CPU per page
 is resource.getrusage(RUSAGE_CHILDREN) (user + system) around each subprocess divided by the
 pages it was given: the crawl's includes fetching, storing, chunking and its worker processes;
 every figure includes its interpreter's start and imports. Scores: /work/shared/bench/score.py
@@ -52,7 +53,7 @@ DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared
 if not (DEFAULT_BENCH / "score.py").exists():
     DEFAULT_BENCH = Path("/work/shared/bench")
 SETS = ("cleanportaleval", "cetd", "msv")
-PEERS = ("trafilatura", "readability")
+PEERS = ("extract", "trafilatura", "readability")  # extract: blockcrawl.extract(bytes, url) alone, no crawl
 INDEX = "/sitebench-index.html"
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
@@ -300,6 +301,10 @@ def crawl(sites: list[SiteSpec], algorithm: str, db: Path) -> tuple[dict[str, st
 
 
 def peer_extractor(name: str) -> Callable[[bytes, str | None], str]:
+    if name == "extract":
+        from blockcrawl import extract
+
+        return lambda raw, url: extract(raw, url).text
     if name == "trafilatura":
         import trafilatura
 
