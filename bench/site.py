@@ -394,7 +394,11 @@ def bench_set(bench: Path, ds: str, algorithms: list[str], peers: list[str], sit
             rows.append({"set": ds, "site": s.name, "host": s.host, "extractor": name, "f1": r["f1"],
                          "precision": r["precision"], "recall": r["recall"], "pages": len(g),
                          "stored": sum(1 for p in s.pages if p.id in preds)})
-    return {"set": ds, "sites": len(sites), "rows": rows,
+    same = None
+    if "auto" in runs and "extract" in runs:  # the one extraction path, end to end through the CLI
+        crawled, direct = runs["auto"][0], runs["extract"][0]
+        same = (sum(1 for i in direct if crawled.get(i) == direct[i]), len(direct), runs["auto"][1]["source"])
+    return {"set": ds, "sites": len(sites), "rows": rows, "same_as_extract": same,
             "hosts": {s.name: (s.host, s.address) for s in sites}}
 
 
@@ -407,6 +411,10 @@ def tables(results: list[dict[str, Any]]) -> str:
                 out.append(f"| {r['set']} | {r['extractor']} | {r['pages']} ({r['stored']}) | {r['f1']:.3f} | "
                            f"{r['precision']:.3f} | {r['recall']:.3f} | {r['cpu_ms']:.0f} | {r['wall']:.1f} | "
                            f"{r['source']} |")
+    for res in results:
+        if res.get("same_as_extract"):
+            n, m, source = res["same_as_extract"]
+            out.append(f"\n{res['set']}: the auto crawl's text (from {source}) is extract()'s on {n} of {m} pages")
     for res in results:
         names = list(dict.fromkeys(r["extractor"] for r in res["rows"]))
         out += ["", f"{res['set']}, F1 per site (P/R in --json):", "",
