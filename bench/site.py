@@ -297,7 +297,9 @@ def crawl(sites: list[SiteSpec], algorithm: str, db: Path) -> tuple[dict[str, st
             blocks.sort(key=lambda b: b.position)
             texts[i] = blocks_text(blocks)
     n = sum(len(s.pages) for s in sites)
-    return texts, {"cpu": cpu, "wall": wall, "pages": n, "stored": len(texts), "source": source, "summary": summary}
+    missing = [p.id for s in sites for p in s.pages if p.id not in texts]
+    return texts, {"cpu": cpu, "wall": wall, "pages": n, "stored": len(texts), "source": source, "summary": summary,
+                   "missing": missing}
 
 
 def peer_extractor(name: str) -> Callable[[bytes, str | None], str]:
@@ -398,7 +400,9 @@ def bench_set(bench: Path, ds: str, algorithms: list[str], peers: list[str], sit
     if "auto" in runs and "extract" in runs:  # the one extraction path, end to end through the CLI
         crawled, direct = runs["auto"][0], runs["extract"][0]
         same = (sum(1 for i in direct if crawled.get(i) == direct[i]), len(direct), runs["auto"][1]["source"])
-    return {"set": ds, "sites": len(sites), "rows": rows, "same_as_extract": same,
+    missing = {name: facts["missing"] for name, (_, facts) in runs.items() if facts.get("missing")}
+    return {"set": ds, "sites": len(sites), "rows": rows, "same_as_extract": same, "missing": missing,
+            "crawl": {name: facts["summary"] for name, (_, facts) in runs.items() if "missing" in facts},
             "hosts": {s.name: (s.host, s.address) for s in sites}}
 
 
@@ -412,6 +416,11 @@ def tables(results: list[dict[str, Any]]) -> str:
                            f"{r['precision']:.3f} | {r['recall']:.3f} | {r['cpu_ms']:.0f} | {r['wall']:.1f} | "
                            f"{r['source']} |")
     for res in results:
+        for name, ids in res.get("missing", {}).items():
+            out.append(f"\n{res['set']}: {len(ids)} pages the {name} crawl did not store (scored empty): "
+                       + ", ".join(ids[:12]) + (" ..." if len(ids) > 12 else ""))
+        for name, summary in res.get("crawl", {}).items():
+            out.append(f"\n{res['set']} {name}: {summary}")
         if res.get("same_as_extract"):
             n, m, source = res["same_as_extract"]
             out.append(f"\n{res['set']}: the auto crawl's text (from {source}) is extract()'s on {n} of {m} pages")
