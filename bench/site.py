@@ -139,10 +139,29 @@ def assign_keys(site: SiteSpec) -> None:
         assert k is not None and k not in taken, p.id
         taken.add(k)
         site.by_key[k] = p
+    # a page whose rel=canonical names another URL of its host is not stored under its own URL:
+    # the crawler fetches the canonical one instead (crawl.links.canonical_elsewhere), which the
+    # real site would answer with this page; so it is served there too (if free)
+    for p in site.pages:
+        c = canonical_of(site.origin() + p.path, page_bytes(p))
+        if c is not None and url_key(c) not in taken:
+            taken.add(url_key(c))
+            site.by_key[url_key(c)] = p
+
+
+def canonical_of(url: str, body: bytes) -> str | None:
+    """The canonical URL the crawler would fold this page into, by its own rule, or None."""
+    from blockcrawl.crawl.links import base_url, canonical_elsewhere, scan
+    from blockcrawl.parse import load
+
+    dom = load(body, url, "text/html")
+    return canonical_elsewhere(url, base_url(dom, url), scan(dom)[1].canonical)
 
 
 def index_page(site: SiteSpec) -> bytes:
-    links = "\n".join(f'<li><a href="{html.escape(p.path)}">page {i}</a></li>' for i, p in enumerate(site.pages))
+    # absolute: a recorded path "//news/x.html" as an href would name the host "news"
+    links = "\n".join(f'<li><a href="{html.escape(site.origin() + p.path)}">page {i}</a></li>'
+                      for i, p in enumerate(site.pages))
     return (f"<!DOCTYPE html><html><head><title>{html.escape(site.name)}</title></head><body>"
             f"<h1>{html.escape(site.name)}</h1><ul>\n{links}\n</ul></body></html>").encode()
 
