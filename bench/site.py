@@ -113,7 +113,8 @@ def load_sites(bench: Path, ds: str, sites_limit: int | None, pages_per_site: in
             path = ""
             if r.get("url"):
                 u = urlsplit(r["url"])
-                path = (u.path or "/") + (f"?{u.query}" if u.query else "")
+                # "//x": http.server (3.11+) collapses a leading "//" in the request path
+                path = "/" + (u.path or "/").lstrip("/") + (f"?{u.query}" if u.query else "")
             site.pages.append(Page(r["id"], path, Path(score.page_path(str(bench / "data"), ds, r)), r))
         sites.append(site)
     return sites
