@@ -27,7 +27,7 @@ from .chunk import (
 )
 from .errors import ConfigError
 from .extraction import dom_text
-from .extraction.api import DEFAULT_ALGORITHM, blocks_text, main_content
+from .extraction.api import DEFAULT_ALGORITHM, DEFAULT_MAX_BYTES, blocks_text, main_content, raw_body
 from .extraction.blocks import blocks_from_dom
 from .extraction.registry import Selector, get, validate
 from .parse import Dom, load
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 MODES = ("blocks", "plain", "text", "main")
 TOKENIZER_NAMES = ("model", "words")
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # largest body after decompression (crawl --max-bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,13 +193,13 @@ class SitePipeline:
         self.site.load(model)
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
-        return self.process_dom(load(html, url, content_type))
+        return self.process_dom(load(raw_body(html, self.config.max_bytes), url, content_type))
 
     def process_site(self, pages: Sequence[tuple[str | bytes, str | None, str | None]], *,
                      markdown: bool = False, images: bool = False) -> list[PageResult]:
         """(html, url, content type) of a site's pages at once, in order: site algorithms
         (template clustering) see them all; page algorithms behave as with process()."""
-        doms = [load(html, url, ctype) for html, url, ctype in pages]
+        doms = [load(raw_body(html, self.config.max_bytes), url, ctype) for html, url, ctype in pages]
         if self.mode != "main":
             return [self.process_dom(d, markdown=markdown, images=images) for d in doms]
         if self.site is not None:  # learn on the first learn_pages pages, then every page by the model
@@ -294,4 +293,5 @@ class SitePipeline:
         return PageResult(url, title, text, new, chunks, len(blocks) - len(new), md)
 
 
-__all__ = ["DEFAULTS", "MODES", "PageResult", "PipelineConfig", "SitePipeline", "blocks_text", "tokenizer_for"]
+__all__ = ["DEFAULTS", "DEFAULT_MAX_BYTES", "MODES", "PageResult", "PipelineConfig", "SitePipeline", "blocks_text",
+           "tokenizer_for"]

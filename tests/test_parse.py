@@ -127,7 +127,11 @@ def test_binary_bodies_give_an_empty_document_with_a_reason():
         assert sniff_binary(body) == kind, kind
         dom = load(body, "https://example.org/x", "text/html; charset=utf-8")
         assert dom.binary == kind and len(dom) == 0
-        assert extract_text(body) == "" and extract_blocks(body) == [] and extract(body).text == ""
+        assert extract_text(body) == "" and extract_blocks(body) == []
+        if kind == "gzip":  # extract() and SitePipeline inflate it first, as the crawl worker does (one path)
+            assert extract(body).text.startswith("Some words") and SitePipeline(mode="main").process(body).chunks
+            continue
+        assert extract(body).text == ""
         assert SitePipeline(mode="main").process(body).chunks == []
     # random bytes used to be 52 chunks
     assert SitePipeline(mode="blocks").process(bodies["binary"]).chunks == []

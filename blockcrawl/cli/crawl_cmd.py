@@ -100,6 +100,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--allow-private", action="store_true",
                    help="fetch private, loopback and link-local addresses (in any spelling, also after DNS) "
                         "though the seeds are public; seeds on such addresses always allow their own range")
+    g.add_argument("--resolve", action="append", default=[], metavar="HOST:PORT:ADDR",
+                   help="connect to HOST on PORT at the IP address ADDR, without DNS (as curl's --resolve; "
+                        "repeatable): a site under its real name on a test address")
     g.add_argument("--scope", choices=("site", "host", "any"), default="site",
                    help="site: the seeds' sites incl. subdomains (default); host: the seeds' hosts only; any: follow everywhere")
     g.add_argument("--include", action="append", default=[], metavar="REGEX",
@@ -235,7 +238,8 @@ def run(args: argparse.Namespace) -> int:
             resume=args.resume, progress=not args.no_progress, workers=workers,
             credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow,
             recrawl=args.recrawl, max_age=args.max_age, render=args.render, only_articles=args.only_articles,
-            frontier=args.frontier, worker_id=args.worker_id, lease_seconds=args.lease_seconds)
+            frontier=args.frontier, worker_id=args.worker_id, lease_seconds=args.lease_seconds,
+            resolve=args.resolve)
     except ConfigError as e:  # named as the option the user typed: "--content-types is empty..."
         msg = str(e)
         name = msg.split(" ", 1)[0]

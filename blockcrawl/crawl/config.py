@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
+from .addresses import parse_resolve
 from .credentials import Credentials
 from .fetch import HTML_TYPES
 from .traps import DEFAULT_DATE_HOPS
@@ -73,6 +74,7 @@ class CrawlConfig:
     frontier: str | None = None  # redis://HOST:PORT/DB, rediss://..., unix:///path.sock?db=N; None: the store's
     worker_id: str | None = None  # this worker's name in the shared frontier (default hostname:pid)
     lease_seconds: float = 30.0  # a host's lease: a dead worker's hosts are taken over this long after
+    resolve: Sequence[str] = ()  # "HOST:PORT:ADDR": connect there without DNS (curl's --resolve)
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -129,6 +131,12 @@ def _problem(c: CrawlConfig) -> str | None:
         return f"cookies: no such file {cred.cookies!r}"
     if cred.proxy is not None and not cred.proxy.lower().startswith(PROXY_SCHEMES):
         return "proxy must be an http://, https://, socks4:// or socks5:// URL"
+    if isinstance(c.resolve, str):
+        return "resolve must be a list of HOST:PORT:ADDR entries, not one string"
+    try:
+        parse_resolve(c.resolve)
+    except ValueError as e:
+        return str(e)
     for rx in (*c.include, *c.exclude):
         try:
             re.compile(rx)

@@ -31,7 +31,7 @@ from typing import Any, cast
 from ..pipeline import PipelineConfig
 from ..records import Block, Chunk, PageInfo
 from ..store import AnyStore as Store  # either backend (SQLite file, PostgreSQL)
-from .addresses import AddressPolicy
+from .addresses import AddressPolicy, parse_resolve
 from .clock import SystemClock
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .fetch import FetchResult
@@ -324,7 +324,8 @@ class Crawler:
             addresses = AddressPolicy.from_seeds([*self.cfg.seeds, proxy])
             addresses.allowed_blocks |= own
         fetcher = AiohttpFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
-                                 addresses=addresses, credentials=cfg.credentials)
+                                 addresses=addresses, credentials=cfg.credentials,
+                                 resolve=parse_resolve(cfg.resolve) if cfg.resolve else None)
         if cfg.render != "never":  # app-shell pages rendered in headless Chromium (crawl/render.py)
             from .render import RenderingFetcher
             return RenderingFetcher(fetcher, cfg.render, timeout=2 * cfg.timeout, hosts=self.sched, stats=self.stats,

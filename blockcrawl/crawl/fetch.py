@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from ..compress import BodyTooLarge, Inflater
-from .addresses import AddressPolicy, PolicyResolver, forbidden_reason, policy_middleware
+from .addresses import AddressPolicy, PolicyResolver, StaticResolver, forbidden_reason, policy_middleware
 from .credentials import Credentials, load_cookies, redact
 from .urls import wire_url
 
@@ -191,23 +191,27 @@ def _socks_connector(proxy: str | None, kw: dict[str, Any]) -> aiohttp.TCPConnec
 class AiohttpFetcher:
     def __init__(self, user_agent: str, timeout: float = 10.0, max_bytes: int = 10 * 1024 * 1024,
                  concurrency: int = 32, per_host: int = 4, addresses: AddressPolicy | None = None,
-                 credentials: Credentials | None = None) -> None:
-        """addresses: which IP addresses may be connected to, checked after DNS (a public name
+                 credentials: Credentials | None = None, resolve: dict[tuple[str, int], str] | None = None) -> None:
+        """resolve: {(host, port): address} answered without DNS (crawl --resolve).
+        addresses: which IP addresses may be connected to, checked after DNS (a public name
         re-bound to 127.0.0.1 is refused) and for literal hosts on redirects; None: any.
         credentials: extra headers, cookies, per-host Authorization and the proxy
         (crawl.credentials); their secrets are redacted from every error text."""
         self.addresses = addresses
         self.credentials = credentials or Credentials()
         self._secrets = self.credentials.secrets()
-        self._resolver: PolicyResolver | None = None
+        self._resolver: PolicyResolver | StaticResolver | None = None
+        self.resolve = resolve
         self.user_agent, self.timeout, self.max_bytes = user_agent, timeout, max_bytes
         self.concurrency, self.per_host = concurrency, per_host
         self.session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Self:
         middlewares: tuple[Any, ...] = (_no_resend,)
+        static = StaticResolver(self.resolve) if self.resolve else None
+        self._resolver = static
         if self.addresses is not None:
-            self._resolver = PolicyResolver(self.addresses)
+            self._resolver = PolicyResolver(self.addresses, static)
             middlewares += (policy_middleware(self.addresses),)
         cred = self.credentials
         kw: dict[str, Any] = dict(limit=self.concurrency, limit_per_host=self.per_host + 1,

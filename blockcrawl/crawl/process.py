@@ -16,9 +16,9 @@ import pickle
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from ..compress import inflate
+from ..extraction.api import DEFAULT_MAX_BYTES, raw_body
 from ..extraction.pdf import is_pdf
-from ..pipeline import DEFAULT_MAX_BYTES, PageResult, PipelineConfig, SitePipeline
+from ..pipeline import PageResult, PipelineConfig, SitePipeline
 from ..records import Block, Chunk, PageInfo
 from .links import PageSignals
 
@@ -117,8 +117,8 @@ def analyse(site: str, body: bytes, url: str, content_type: str | None, links: b
     canonical page would then be stored without them); True: always; False: never."""
     from ..parse import load
     from .links import base_url, canonical_elsewhere, scan
-    if body[:2] == b"\x1f\x8b":  # a gzip file served as HTML without Content-Encoding
-        body = _gunzip(body, _SPEC.max_bytes if _SPEC is not None else DEFAULT_MAX_BYTES)
+    # a gzip file served as HTML without Content-Encoding: inflated (extraction.api.raw_body)
+    body = raw_body(body, _SPEC.max_bytes if _SPEC is not None else DEFAULT_MAX_BYTES)
     if is_pdf(content_type, body):
         return _analyse_pdf(site, body, url)
     dom = load(body, url, content_type)
@@ -150,16 +150,6 @@ def _analyse_pdf(site: str, body: bytes, url: str) -> PageOut:
     except ImportError as e:  # pypdf missing from the environment
         return PageOut("", "", url, [], error=f"PDF support not installed ({e})")
     return page_out(_pipe(site).process_blocks(blocks, url, title, markdown=True), url, [])
-
-
-def _gunzip(body: bytes, limit: int) -> bytes:
-    """A gzip body sent as text/html without Content-Encoding, inflated to at most limit bytes
-    (the config's max_bytes, the crawl's --max-bytes): one such page used to inflate to 50 MB,
-    2.2 GB of RSS and 64,251 chunks. Past the limit the page is cut there (the parser copes with
-    a cut page); a stream that yields nothing is passed on as it came, for the parser to judge
-    (parse.sniff_binary: no text from binary bytes)."""
-    z = inflate(body, limit)
-    return z.data if z.data else body
 
 
 # --------------------------------------------------------------------------- engine side
