@@ -27,3 +27,39 @@ def test_noscript_stays_hidden_beside_a_visible_page():
     doc = blockcrawl.extract(article_page(plea))
     assert PROSE[0][:40] in doc.text
     assert "enable JavaScript" not in doc.text
+
+
+# ---------------------------------------------------------------- folded content
+
+ANSWERS = [
+    "The levee was raised by two metres in the spring, with clay brought in from the quarry upriver, "
+    "and the new pumps at the railway line can move three times the water the old ones could. "
+    "They were tested in the autumn, in front of the whole council and half the town.",
+    "Households below the railway line can ask the council for sandbags at any time of year, and the "
+    "fire station keeps a list of neighbours who need help to leave their homes in a hurry. "
+    "Ask for the form at the town hall, or print it from the council's website.",
+]
+
+
+def _faq_page(fold: str, extra: str = "") -> str:
+    items = "".join(f'<div class="qa-item"><h3>Question {i}</h3><div class="{fold}" style="display:none">'
+                    f"<p>{a}</p></div></div>" for i, a in enumerate(ANSWERS))
+    return article_page(f'<section class="questions">{items}</section>{extra}')
+
+
+def test_folded_prose_is_content():
+    doc = blockcrawl.extract(_faq_page("accordion-panel"))
+    assert ANSWERS[0][:40] in doc.text and ANSWERS[1][:40] in doc.text
+
+
+def test_hidden_prose_that_is_not_folded_stays_out():
+    doc = blockcrawl.extract(_faq_page("teaser-copy"))
+    assert PROSE[0][:40] in doc.text
+    assert ANSWERS[0][:40] not in doc.text
+
+
+def test_folded_menu_stays_out():
+    menu = ('<div class="dropdown"><ul class="collapse" hidden>' + "".join(
+        f'<li><a href="/s{i}">Another section of the newspaper number {i}</a></li>' for i in range(8)) + "</ul></div>")
+    doc = blockcrawl.extract(_faq_page("accordion-panel", menu))
+    assert "Another section" not in doc.text

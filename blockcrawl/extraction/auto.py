@@ -82,6 +82,10 @@ JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, 
 REMOVE_SHARE = 0.5  # named furniture inside the article is kept if it holds this share of it
 CREDIT_MAX = 200  # elements named caption/credit are dropped up to this many characters
 MIN_TEXT = 250  # a strict result shorter than this is a miss: a looser pass runs
+# Folded content (a closed accordion, a tab not shown, a FAQ answer) is hidden until a click; it
+# is the page's text when it is prose: this much text with at most this share of link text.
+HIDDEN_TEXT = 200
+HIDDEN_LD = 0.2
 
 def _names(dom: Dom, i: int) -> str:
     a = dom.attrs[i]
@@ -187,13 +191,35 @@ def _furniture(dom: Dom, f: Features, strict: bool, tables: dict[int, str] | Non
         if a is None or t in ("body", "html", "a", "article", "main"):
             continue
         if _hidden(a):
-            dead[i] = True
+            if not (tl[i] >= HIDDEN_TEXT and f.link_len[i] <= HIDDEN_LD * tl[i]
+                    and _folded(dom, i)):
+                dead[i] = True
             continue
         if strict and not (tables and i in tables):
             names = _names(dom, i)
             if names and _unlikely(names):
                 dead[i] = True
     return dead, owner
+
+
+# What folds content away until a click, in the class/id of the hidden element or its parent.
+_FOLD = re.compile(r"accordion|collaps|tab-?panel|tabs?\b|faq|toggle|expand|panel|spoiler|"
+                   r"read-?more|more-?text|answer|details", re.I)
+
+
+def _folded(dom: Dom, i: int) -> bool:
+    """A hidden element is folded content (an accordion's closed panel, a tab, a FAQ answer),
+    not a hidden menu or a pop-up: role=tabpanel, or a folding name on it or its parent.
+    Hidden prose elsewhere stays dead: aeb's display:none teaser copies of other articles, and a
+    pop-up's subscription pitch, cost aeb .003 F1 when every hidden prose block was revived."""
+    a = dom.attrs[i]
+    if a and a.get("role") == "tabpanel":
+        return True
+    names = _names(dom, i)
+    p = dom.parent[i]
+    if p >= 0:
+        names += " " + _names(dom, p)
+    return _FOLD.search(names) is not None
 
 
 def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> list[bool] | None:
