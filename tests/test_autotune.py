@@ -3,7 +3,7 @@ small page where the rule decides the outcome."""
 import blockcrawl
 from blockcrawl.parse import load
 
-from .test_auto import PROSE, article_page
+from .test_auto import NAV, PROSE, article_page
 
 POST = "<p>" + " ".join(PROSE) + "</p>"
 
@@ -63,3 +63,33 @@ def test_folded_menu_stays_out():
         f'<li><a href="/s{i}">Another section of the newspaper number {i}</a></li>' for i in range(8)) + "</ul></div>")
     doc = blockcrawl.extract(_faq_page("accordion-panel", menu))
     assert "Another section" not in doc.text
+
+
+# ---------------------------------------------------------------- prose spread over many sections
+
+def _landing_page(links: bool = False) -> str:
+    """A product page: four features, each a heading, a paragraph and a list of short points, each
+    in its own row/column wrappers; the first feature has two paragraphs, so it wins the vote."""
+    rows = []
+    for i, text in enumerate(PROSE):
+        extra = f"<p>{PROSE[(i + 1) % 4]}</p>" if i == 0 else ""
+        points = "".join(f'<li>{"<a href=/p>" if links else ""}Point {i}.{k} in short'
+                         f'{"</a>" if links else ""}</li>' for k in range(8))
+        rows.append(f'<div class="row"><div class="col"><section><h2>Feature {i}</h2><p>{text}</p>{extra}'
+                    f"<ul>{points}</ul></section></div></div>")
+    return (f"<html><head><title>Product</title></head><body>{NAV}<div class=\"page\">{''.join(rows)}</div>"
+            "</body></html>")
+
+
+def test_prose_spread_over_sections_is_kept_whole():
+    doc = blockcrawl.extract(_landing_page())
+    for text in PROSE:
+        assert text[:40] in doc.text
+    assert "Section 3" not in doc.text  # the menu stays out
+
+
+def test_widening_leaves_teaser_sections_out():
+    """Sections whose points are links (a teaser grid) are not brought in by the widening."""
+    doc = blockcrawl.extract(_landing_page(links=True))
+    assert PROSE[0][:40] in doc.text
+    assert PROSE[3][:40] not in doc.text

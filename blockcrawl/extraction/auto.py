@@ -81,6 +81,8 @@ SIBLING_SHARE = 0.2  # siblings scoring this share of the best candidate join th
 JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, plain, any name
 REMOVE_SHARE = 0.5  # named furniture inside the article is kept if it holds this share of it
 CREDIT_MAX = 200  # elements named caption/credit are dropped up to this many characters
+COVER = 0.5  # an article holding less of the page's prose widens to ancestors ...
+COVER_LD = 0.15  # ... of at most this share of link text
 MIN_TEXT = 250  # a strict result shorter than this is a miss: a looser pass runs
 # Folded content (a closed accordion, a tab not shown, a FAQ answer) is hidden until a click; it
 # is the page's text when it is prose: this much text with at most this share of link text.
@@ -308,6 +310,17 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
         ratio = JUNK_RATIO_BIG if dp >= GROW * base_prose else JUNK_RATIO
         if dp > 0 and dj <= ratio * dp and lraw[a] - lraw[top] <= CLIMB_LINK * dp:
             top, base_prose, base_junk = a, prose[a], live[a] - prose[a]
+        a = parent[a]
+    # A page of many prose sections (a product or landing page, a docs page of panels) can leave the
+    # best candidate holding a small part of its prose: widen to the ancestors while the article
+    # holds under COVER of the page's prose and the ancestor is not link-heavy (a teaser grid,
+    # a menu column) nor more junk than prose.
+    body = dom.body()
+    a = parent[top]
+    while prose[top] < COVER * prose[body] and a >= 0 and tags[a] != "html":
+        if lraw[a] > COVER_LD * live[a] or live[a] - prose[a] > prose[a]:
+            break
+        top = a
         a = parent[a]
     # 4. the article: top candidate plus siblings scoring close to it (or sharing its class), data
     # tables, and sibling paragraphs, lists, quotes and headings that are not links
