@@ -4,13 +4,16 @@ Readability-style scoring on the flat Dom, made O(n) (index loops, no recursion)
 1. per-node aggregates in one bottom-up pass: text, link text, commas per subtree;
 2. page furniture is masked out: nav/aside/footer/button elements, forms, hidden elements, and
    elements whose class/id name a menu, sidebar, comment list, share bar, ad, cookie banner...
-   (a wrapper holding most of the page's text never counts as furniture);
+   (a wrapper holding most of the page's text never counts as furniture; a hidden element that
+   is folded prose - an accordion panel, a tab, a FAQ answer - is content);
 3. each text block (the text a block-level element owns) votes for its container and ancestors
    with 1 + commas + length/100; a candidate's score is its votes, adjusted by tag and class/id
    ("article", "content" up; "comment", "sidebar" down), times 1 - link density, where a link
    block counts whole and a link inside prose counts little;
 4. the best candidate climbs to an ancestor while that adds prose and little else (an article
-   split over sibling columns), not a teaser list; siblings scoring close to it join;
+   split over sibling columns), not a teaser list; one holding under half the page's prose
+   widens further through ancestors that are not link-heavy (a product or landing page of many
+   sections); siblings scoring close to it join;
 5. inside, link-dense containers, named furniture, photo captions and credits, ad labels and
    the title heading (it repeats <title>) are dropped, and non-prose lines at the article's edges
    are trimmed; headings, lists, tables, code and quotes that carry text stay. Data tables
