@@ -7,6 +7,11 @@ time is the whole call from raw bytes (decode + parse + select + blocks + text f
 
     python bench/extraction.py                     # all sets, all algorithms + trafilatura
     python bench/extraction.py --datasets aeb --algorithms auto --predictions out/
+    python bench/extraction.py --datasets cetd --algorithms auto --every 4 --worst 20
+
+--every N scores every Nth page of each set (a quick look while iterating; the numbers to report
+come from full runs); --worst K prints each extractor's K lowest-recall pages of each set with
+their precision, recall and text lengths; --pages DIR writes every page's P/R/F1 as JSON Lines.
 """
 from __future__ import annotations
 
@@ -44,8 +49,16 @@ def selector_algorithms() -> list[str]:
     return names
 
 
+def page_scores(score, gold: dict, text: str) -> dict:
+    """One page's shingle precision, recall and F1 (score.py's per-document rules)."""
+    tp, fp, fn = score.shingle_counts(gold["text"], text)
+    p, r = score._doc_precision(tp, fp, fn), score._doc_recall(tp, fp, fn)
+    return {"id": gold["id"], "precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "chars": len(text), "gold_chars": len(gold["text"])}
+
+
 def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bool,
-        predictions: Path | None) -> list[dict]:
+        predictions: Path | None, every: int = 1, worst: int = 0, pages: Path | None = None) -> list[dict]:
     sys.path.insert(0, str(bench))
     import score  # the shared scorer
 
@@ -58,7 +71,7 @@ def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bo
         extractors["trafilatura"] = lambda html, url: traf.extract(html, url=url) or ""
     rows = []
     for ds in datasets:
-        gold = score.load_gold(str(data), ds)
+        gold = score.load_gold(str(data), ds)[::every]
         preds: dict[str, dict[str, str]] = {name: {} for name in extractors}
         times: dict[str, list[float]] = {name: [] for name in extractors}
         errors: dict[str, int] = {name: 0 for name in extractors}
@@ -80,6 +93,18 @@ def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bo
             rows.append({"dataset": ds, "extractor": name, "f1": res["f1"], "precision": res["precision"],
                          "recall": res["recall"], "ms": 1000 * statistics.median(times[name]),
                          "docs": len(gold), "errors": errors[name]})
+            if worst or pages:
+                per = [page_scores(score, g, preds[name][g["id"]]) for g in gold]
+                if pages:
+                    pages.mkdir(parents=True, exist_ok=True)
+                    with open(pages / f"{ds}.{name}.jsonl", "w", encoding="utf-8") as f:
+                        for row in per:
+                            f.write(json.dumps(row) + "\n")
+                if worst:
+                    print(f"{ds} {name}: the {worst} pages of lowest recall", file=sys.stderr)
+                    for row in sorted(per, key=lambda x: (x["recall"], x["f1"]))[:worst]:
+                        print(f"  {row['id']:48s} P {row['precision']:.2f} R {row['recall']:.2f} "
+                              f"chars {row['chars']} gold {row['gold_chars']}", file=sys.stderr)
             if predictions:
                 predictions.mkdir(parents=True, exist_ok=True)
                 with open(predictions / f"{ds}.{name}.jsonl", "w", encoding="utf-8") as f:
@@ -110,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-trafilatura", action="store_true", help="skip the trafilatura peer")
     ap.add_argument("--predictions", type=Path, metavar="DIR",
                     help="also write DIR/<dataset>.<extractor>.jsonl ({id, text} per page)")
+    ap.add_argument("--every", type=int, default=1, metavar="N",
+                    help="score every Nth page of each set only (default: all)")
+    ap.add_argument("--worst", type=int, default=0, metavar="K",
+                    help="print the K pages of lowest recall per set and extractor (stderr)")
+    ap.add_argument("--pages", type=Path, metavar="DIR",
+                    help="write DIR/<dataset>.<extractor>.jsonl: P, R, F1 and lengths per page")
     args = ap.parse_args(argv)
     if not (args.bench / "score.py").exists():
         print(f"extraction bench: no score.py under {args.bench} (use --bench DIR)", file=sys.stderr)
@@ -119,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"extraction bench: unknown algorithm(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
-    rows = run(args.bench, args.datasets, algorithms, not args.no_trafilatura, args.predictions)
+    if args.every < 1:
+        print("extraction bench: --every takes a number >= 1", file=sys.stderr)
+        return 2
+    rows = run(args.bench, args.datasets, algorithms, not args.no_trafilatura, args.predictions,
+               args.every, args.worst, args.pages)
     print(table(rows))
     traf = {r["dataset"]: r["ms"] for r in rows if r["extractor"] == "trafilatura"}
     if traf:

@@ -4,13 +4,16 @@ Readability-style scoring on the flat Dom, made O(n) (index loops, no recursion)
 1. per-node aggregates in one bottom-up pass: text, link text, commas per subtree;
 2. page furniture is masked out: nav/aside/footer/button elements, forms, hidden elements, and
    elements whose class/id name a menu, sidebar, comment list, share bar, ad, cookie banner...
-   (a wrapper holding most of the page's text never counts as furniture);
+   (a wrapper holding most of the page's text never counts as furniture; a hidden element that
+   is folded prose - an accordion panel, a tab, a FAQ answer - is content);
 3. each text block (the text a block-level element owns) votes for its container and ancestors
    with 1 + commas + length/100; a candidate's score is its votes, adjusted by tag and class/id
    ("article", "content" up; "comment", "sidebar" down), times 1 - link density, where a link
    block counts whole and a link inside prose counts little;
 4. the best candidate climbs to an ancestor while that adds prose and little else (an article
-   split over sibling columns), not a teaser list; siblings scoring close to it join;
+   split over sibling columns), not a teaser list; one holding under half the page's prose
+   widens further through ancestors that are not link-heavy (a product or landing page of many
+   sections); siblings scoring close to it join;
 5. inside, link-dense containers, named furniture, photo captions and credits, ad labels and
    the title heading (it repeats <title>) are dropped, and non-prose lines at the article's edges
    are trimmed; headings, lists, tables, code and quotes that carry text stay. Data tables
@@ -80,7 +83,13 @@ SIBLING_SHARE = 0.2  # siblings scoring this share of the best candidate join th
 JUNK_LD = (0.2, 0.33, 0.5)  # link density that condemns a container: bad name, plain, any name
 REMOVE_SHARE = 0.5  # named furniture inside the article is kept if it holds this share of it
 CREDIT_MAX = 200  # elements named caption/credit are dropped up to this many characters
+COVER = 0.5  # an article holding less of the page's prose widens to ancestors ...
+COVER_LD = 0.15  # ... of at most this share of link text
 MIN_TEXT = 250  # a strict result shorter than this is a miss: a looser pass runs
+# Folded content (a closed accordion, a tab not shown, a FAQ answer) is hidden until a click; it
+# is the page's text when it is prose: this much text with at most this share of link text.
+HIDDEN_TEXT = 200
+HIDDEN_LD = 0.2
 
 def _names(dom: Dom, i: int) -> str:
     a = dom.attrs[i]
@@ -186,13 +195,35 @@ def _furniture(dom: Dom, f: Features, strict: bool, tables: dict[int, str] | Non
         if a is None or t in ("body", "html", "a", "article", "main"):
             continue
         if _hidden(a):
-            dead[i] = True
+            if not (tl[i] >= HIDDEN_TEXT and f.link_len[i] <= HIDDEN_LD * tl[i]
+                    and _folded(dom, i)):
+                dead[i] = True
             continue
         if strict and not (tables and i in tables):
             names = _names(dom, i)
             if names and _unlikely(names):
                 dead[i] = True
     return dead, owner
+
+
+# What folds content away until a click, in the class/id of the hidden element or its parent.
+_FOLD = re.compile(r"accordion|collaps|tab-?panel|tabs?\b|faq|toggle|expand|panel|spoiler|"
+                   r"read-?more|more-?text|answer|details", re.I)
+
+
+def _folded(dom: Dom, i: int) -> bool:
+    """A hidden element is folded content (an accordion's closed panel, a tab, a FAQ answer),
+    not a hidden menu or a pop-up: role=tabpanel, or a folding name on it or its parent.
+    Hidden prose elsewhere stays dead: aeb's display:none teaser copies of other articles, and a
+    pop-up's subscription pitch, cost aeb .003 F1 when every hidden prose block was revived."""
+    a = dom.attrs[i]
+    if a and a.get("role") == "tabpanel":
+        return True
+    names = _names(dom, i)
+    p = dom.parent[i]
+    if p >= 0:
+        names += " " + _names(dom, p)
+    return _FOLD.search(names) is not None
 
 
 def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> list[bool] | None:
@@ -281,6 +312,17 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
         ratio = JUNK_RATIO_BIG if dp >= GROW * base_prose else JUNK_RATIO
         if dp > 0 and dj <= ratio * dp and lraw[a] - lraw[top] <= CLIMB_LINK * dp:
             top, base_prose, base_junk = a, prose[a], live[a] - prose[a]
+        a = parent[a]
+    # A page of many prose sections (a product or landing page, a docs page of panels) can leave the
+    # best candidate holding a small part of its prose: widen to the ancestors while the article
+    # holds under COVER of the page's prose and the ancestor is not link-heavy (a teaser grid,
+    # a menu column) nor more junk than prose.
+    body = dom.body()
+    a = parent[top]
+    while prose[top] < COVER * prose[body] and a >= 0 and tags[a] != "html":
+        if lraw[a] > COVER_LD * live[a] or live[a] - prose[a] > prose[a]:
+            break
+        top = a
         a = parent[a]
     # 4. the article: top candidate plus siblings scoring close to it (or sharing its class), data
     # tables, and sibling paragraphs, lists, quotes and headings that are not links

@@ -205,7 +205,43 @@ def _parse_lexbor(html: str, url: str | None) -> Dom:
         while child is not None:
             stack.append(child)
             child = child.prev
-    return b.finish()
+    return show_noscript(b.finish())
+
+
+NOSCRIPT_SHARE = 0.1  # body text outside <noscript> below this share of the text inside: show it
+NOSCRIPT_MIN = 200  # ... if <noscript> holds at least this many characters
+
+
+def show_noscript(d: Dom) -> Dom:
+    """A page whose body shows (almost) nothing but whose <noscript> holds the page (a Discourse
+    forum, a docs site built for crawlers: 20 of 1,464 wcxb-dev pages, each extracted empty) is
+    read as a browser without JavaScript reads it: the <noscript> content is unskipped (in place;
+    script/style inside it stay skipped). Pages with their text outside <noscript> are unchanged.
+    Two linear passes."""
+    tags, texts, parent, skipped = d.tag, d.text, d.parent, d.skipped
+    n = len(tags)
+    inside = [False] * n  # inside a <noscript> that is not itself inside another skipped element
+    shown = hidden = 0
+    for i in range(n):
+        p = parent[i]
+        if tags[i] == "noscript":
+            inside[i] = p >= 0 and not skipped[p]
+        elif p >= 0:
+            inside[i] = inside[p]
+        if tags[i] == TEXT:
+            k = len(texts[i].strip())
+            if inside[i]:
+                hidden += k
+            elif not skipped[i]:
+                shown += k
+    if hidden < NOSCRIPT_MIN or shown >= NOSCRIPT_SHARE * hidden:
+        return d
+    for i in range(n):
+        if inside[i]:
+            p = parent[i]
+            t = tags[i]
+            skipped[i] = False if t == "noscript" else ((t in SKIP_TAGS and t != TEXT) or skipped[p])
+    return d
 
 
 # Elements closed implicitly when a sibling of the listed kinds opens (a small part of HTML5's rules

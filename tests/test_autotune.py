@@ -1,0 +1,95 @@
+"""The recall rules of `auto` tuned on the development sets (docs/notes/autotune.md), each on a
+small page where the rule decides the outcome."""
+import blockcrawl
+from blockcrawl.parse import load
+
+from .test_auto import NAV, PROSE, article_page
+
+POST = "<p>" + " ".join(PROSE) + "</p>"
+
+
+# ---------------------------------------------------------------- noscript holding the page
+
+def test_noscript_page_is_read_when_the_body_shows_nothing():
+    html = ('<html><head><title>Forum</title></head><body><script src="/ember.js"></script>'
+            '<div id="app"></div><noscript><header><a href="/">Forum</a></header>'
+            f'<div id="main-outlet"><h1>Levee question</h1>{POST}{POST}</div>'
+            '<script>var x = "not text";</script></noscript></body></html>')
+    doc = blockcrawl.extract(html)
+    assert PROSE[0][:40] in doc.text
+    assert "not text" not in doc.text
+    dom = load(html)
+    assert not any(dom.skipped[i] for i in range(len(dom)) if dom.text[i].startswith(PROSE[0][:20]))
+
+
+def test_noscript_stays_hidden_beside_a_visible_page():
+    plea = "<noscript><p>" + "Please enable JavaScript to use every feature of this site. " * 5 + "</p></noscript>"
+    doc = blockcrawl.extract(article_page(plea))
+    assert PROSE[0][:40] in doc.text
+    assert "enable JavaScript" not in doc.text
+
+
+# ---------------------------------------------------------------- folded content
+
+ANSWERS = [
+    "The levee was raised by two metres in the spring, with clay brought in from the quarry upriver, "
+    "and the new pumps at the railway line can move three times the water the old ones could. "
+    "They were tested in the autumn, in front of the whole council and half the town.",
+    "Households below the railway line can ask the council for sandbags at any time of year, and the "
+    "fire station keeps a list of neighbours who need help to leave their homes in a hurry. "
+    "Ask for the form at the town hall, or print it from the council's website.",
+]
+
+
+def _faq_page(fold: str, extra: str = "") -> str:
+    items = "".join(f'<div class="qa-item"><h3>Question {i}</h3><div class="{fold}" style="display:none">'
+                    f"<p>{a}</p></div></div>" for i, a in enumerate(ANSWERS))
+    return article_page(f'<section class="questions">{items}</section>{extra}')
+
+
+def test_folded_prose_is_content():
+    doc = blockcrawl.extract(_faq_page("accordion-panel"))
+    assert ANSWERS[0][:40] in doc.text and ANSWERS[1][:40] in doc.text
+
+
+def test_hidden_prose_that_is_not_folded_stays_out():
+    doc = blockcrawl.extract(_faq_page("teaser-copy"))
+    assert PROSE[0][:40] in doc.text
+    assert ANSWERS[0][:40] not in doc.text
+
+
+def test_folded_menu_stays_out():
+    menu = ('<div class="dropdown"><ul class="collapse" hidden>' + "".join(
+        f'<li><a href="/s{i}">Another section of the newspaper number {i}</a></li>' for i in range(8)) + "</ul></div>")
+    doc = blockcrawl.extract(_faq_page("accordion-panel", menu))
+    assert "Another section" not in doc.text
+
+
+# ---------------------------------------------------------------- prose spread over many sections
+
+def _landing_page(links: bool = False) -> str:
+    """A product page: four features, each a heading, a paragraph and a list of short points, each
+    in its own row/column wrappers; the first feature has two paragraphs, so it wins the vote."""
+    rows = []
+    for i, text in enumerate(PROSE):
+        extra = f"<p>{PROSE[(i + 1) % 4]}</p>" if i == 0 else ""
+        points = "".join(f'<li>{"<a href=/p>" if links else ""}Point {i}.{k} in short'
+                         f'{"</a>" if links else ""}</li>' for k in range(8))
+        rows.append(f'<div class="row"><div class="col"><section><h2>Feature {i}</h2><p>{text}</p>{extra}'
+                    f"<ul>{points}</ul></section></div></div>")
+    return (f"<html><head><title>Product</title></head><body>{NAV}<div class=\"page\">{''.join(rows)}</div>"
+            "</body></html>")
+
+
+def test_prose_spread_over_sections_is_kept_whole():
+    doc = blockcrawl.extract(_landing_page())
+    for text in PROSE:
+        assert text[:40] in doc.text
+    assert "Section 3" not in doc.text  # the menu stays out
+
+
+def test_widening_leaves_teaser_sections_out():
+    """Sections whose points are links (a teaser grid) are not brought in by the widening."""
+    doc = blockcrawl.extract(_landing_page(links=True))
+    assert PROSE[0][:40] in doc.text
+    assert PROSE[3][:40] not in doc.text
