@@ -27,7 +27,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import ConfigError
 from ..parse import TEXT, Dom
 
 T1 = 0.9  # canopy: join when distance < T1
@@ -149,28 +148,10 @@ def similarity(a: Tree, b: Tree, mode: str = MODE, boost: float = ENDS_BOOST,
 
 
 def canopy(items: int, sim: Callable[[int, int], float], t1: float = T1, t2: float = T2) -> list[list[int]]:
-    """Canopy clustering of items 0..items-1 with distance 1 - sim(i, j); T1 > T2.
+    """Canopy clustering with this module's thresholds (site.tree.canopy, shared with site learning)."""
+    from .site.tree import canopy as _canopy
 
-    The first item still in the pool becomes a centre; every pool item within T1 joins its canopy,
-    every item within T2 leaves the pool; those between T2 and T1 may join later canopies too
-    (canopies overlap). Each canopy lists its centre first."""
-    if t1 <= t2:
-        raise ConfigError("canopy needs T1 > T2")
-    pool = list(range(items))
-    out: list[list[int]] = []
-    while pool:
-        c = pool[0]
-        members = [c]
-        rest = []
-        for j in pool[1:]:
-            d = 1.0 - sim(c, j)
-            if d < t1:
-                members.append(j)
-            if d >= t2:
-                rest.append(j)
-        pool = rest
-        out.append(members)
-    return out
+    return _canopy(items, sim, t1, t2)
 
 
 @dataclass(slots=True)
