@@ -217,8 +217,12 @@ def show_noscript(d: Dom) -> Dom:
     forum, a docs site built for crawlers: 20 of 1,464 wcxb-dev pages, each extracted empty) is
     read as a browser without JavaScript reads it: the <noscript> content is unskipped (in place;
     script/style inside it stay skipped). Pages with their text outside <noscript> are unchanged.
-    Two linear passes."""
+    Two linear passes, none on a page without <noscript> (a C-level scan: ~0.6 ms a page saved).
+    A noscript text at least NOSCRIPT_MIN long is needed, so a page holding only short ones
+    ("enable JavaScript") is left after the count."""
     tags, texts, parent, skipped = d.tag, d.text, d.parent, d.skipped
+    if "noscript" not in tags:
+        return d
     n = len(tags)
     inside = [False] * n  # inside a <noscript> that is not itself inside another skipped element
     shown = hidden = 0
