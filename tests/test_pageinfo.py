@@ -204,7 +204,7 @@ def test_feature_cell_share():
 
 def test_feature_price_and_cart_marks():
     shop = ('<html><body><h1>Blue kettle</h1><span class="product-price">$30</span>'
-            '<span id="PriceOld">$40</span><button class="btn add-to-cart">Add</button>'
+            '<span class="PriceOld">$40</span><span id="price">$40</span><button class="btn add-to-cart">Add</button>'
             '<div class="mini-Basket"></div></body></html>')
     assert _feature(shop, "price_marks") == pytest.approx(math.log1p(2))
     assert _feature(shop, "cart_marks") == pytest.approx(math.log1p(2))
