@@ -9,7 +9,7 @@ table cells, elements classed price or cart) and content (length of the main tex
 paragraphs and sentences, digits and currency signs), plus what the page declares (og:type,
 JSON-LD @type, a published date, an author). The model is multinomial logistic regression over
 standardised features, fitted by bench/nfas.py on labelled development pages (bench/nfas_labels.tsv;
-leave-one-data-set-out numbers in docs/notes/pageinfo.md) and stored in data/nfas.json; scoring is
+leave-one-data-set-out numbers in docs/algorithms.md) and stored in data/nfas.json; scoring is
 a few dot products in pure Python (no numpy import in the crawl workers). A page is an article
 when P(article) reaches the model's article_threshold (where precision and recall meet on
 out-of-fold predictions of the training pages: 0.49; on the model's own training pages, which it
