@@ -1,6 +1,7 @@
 """Page info: metadata from every source, dates, the article/listing classifier, the summary,
 and their bounds on hostile pages."""
 import json
+import math
 import time
 
 import pytest
@@ -173,6 +174,41 @@ def test_classify_article_and_listing():
     kind, p = classify(lst, text)
     assert kind == "listing" and p < 0.5
     assert classify(load(b"%PDF-1.4 binary"), "") == ("other", 0.0)
+
+
+def _feature(page: str, name: str, url: str = "https://shop.example/item/1") -> float:
+    from blockcrawl.extraction.metadata import meta_from_scan, scan
+    from blockcrawl.extraction.nfas import features
+
+    dom = load(page, url)
+    s = scan(dom)
+    return features(dom, "", s, meta_from_scan(dom, s))[FEATURES.index(name)]
+
+
+def test_feature_p_share():
+    # prose in <p>: the article's text is nearly all in paragraphs, a table page's none of it
+    assert _feature(article_page(), "p_share") > 0.8
+    table = "<table>" + "".join(f"<tr><td>{p}</td></tr>" for p in PROSE) + "</table>"
+    assert _feature(f"<html><body><h1>Flood</h1>{table}</body></html>", "p_share") == 0.0
+
+
+def test_feature_cell_share():
+    cells = "".join(f"<tr><td>Row {i} value</td><td>{i * 7}</td></tr>" for i in range(20))
+    page = f"<html><body><h1>Rates</h1><p>{PROSE[0]}</p><table>{cells}</table></body></html>"
+    share = _feature(page, "cell_share")
+    assert 0.4 < share < 0.9  # the table's text, not the paragraph's
+    # a <p> inside a cell is prose: counted as p_share, not as a cell
+    nested = f"<html><body><table><tr><td><p>{PROSE[0]}</p></td></tr></table></body></html>"
+    assert _feature(nested, "cell_share") == 0.0 and _feature(nested, "p_share") > 0.9
+
+
+def test_feature_price_and_cart_marks():
+    shop = ('<html><body><h1>Blue kettle</h1><span class="product-price">$30</span>'
+            '<span class="PriceOld">$40</span><span id="price">$40</span><button class="btn add-to-cart">Add</button>'
+            '<div class="mini-Basket"></div></body></html>')
+    assert _feature(shop, "price_marks") == pytest.approx(math.log1p(2))
+    assert _feature(shop, "cart_marks") == pytest.approx(math.log1p(2))
+    assert _feature(article_page(), "price_marks") == 0.0 and _feature(article_page(), "cart_marks") == 0.0
 
 
 # --- summary ---------------------------------------------------------------------------------

@@ -4,14 +4,17 @@ linking elsewhere), or other (product, forum, service, documentation pages)?
 
 Features as the seed names them: URL (a date in the path, a long numeric id, a word slug, depth,
 listing words such as /tag/ or /category/), structure (links and link density of the page, prose
-text nodes, <article>/<li>/<time>/form counts) and content (length of the main text, its
+text nodes, <article>/<li>/<time>/form counts, the share of the page's text inside <p> and inside
+table cells, elements classed price or cart) and content (length of the main text, its
 paragraphs and sentences, digits and currency signs), plus what the page declares (og:type,
 JSON-LD @type, a published date, an author). The model is multinomial logistic regression over
 standardised features, fitted by bench/nfas.py on labelled development pages (bench/nfas_labels.tsv;
-leave-one-data-set-out numbers in docs/notes/pageinfo.md) and stored in data/nfas.json; scoring is
+leave-one-data-set-out numbers in docs/algorithms.md) and stored in data/nfas.json; scoring is
 a few dot products in pure Python (no numpy import in the crawl workers). A page is an article
-when P(article) reaches the model's article_threshold (where precision and recall meet on the
-training pages), else the likelier of listing and other.
+when P(article) reaches the model's article_threshold (where precision and recall meet on
+out-of-fold predictions of the training pages: 0.49; on the model's own training pages, which it
+scores too confidently, the cut was 0.57 and cost 2.5 points of held-out recall), else the
+likelier of listing and other.
 """
 from __future__ import annotations
 
@@ -62,6 +65,7 @@ FEATURES = (
     # structure
     "links", "link_density", "page_text", "prose_nodes", "links_per_kchar", "p", "li", "headings",
     "img", "forms", "inputs", "tables", "times", "articles", "code", "nav",
+    "p_share", "cell_share", "price_marks", "cart_marks",
     # content (main text)
     "main_text", "main_share", "paragraphs", "short_paragraphs", "long_paragraphs", "sentences",
     "words_per_sentence", "digits", "currency", "questions", "lead_date", "lead_byline", "cta", "forum_words",
@@ -113,6 +117,7 @@ def features(dom: Dom, text: str, s: Scan, meta: PageMeta) -> list[float]:
         _log(c.get("input", 0) + c.get("button", 0) + c.get("select", 0)), _log(c.get("table", 0)),
         _log(c.get("time", 0)), _log(s.top_articles), _log(c.get("pre", 0) + c.get("code", 0)),
         _log(c.get("nav", 0)),
+        s.p_chars / tc if tc else 0.0, s.cell_chars / tc if tc else 0.0, _log(s.price_marks), _log(s.cart_marks),
     ]
     sample = text[:TEXT_SAMPLE]
     low = sample.lower()
