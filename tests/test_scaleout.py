@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from .pgserver import PASSWORD, fresh_db, pg_server  # noqa: F401 - the session fixture
-from .test_redis_frontier import JITTER, _cli, _requests, multi_site, redis_server, stored  # noqa: F401
+from .test_redis_frontier import _cli, _requests, gap_violations, multi_site, redis_server, stored  # noqa: F401
 
 
 def pg_stored(dsn: str) -> dict[str, tuple[int, int]]:
@@ -60,12 +60,9 @@ def test_two_workers_one_postgres_store_kill_one(redis_server, pg_server, tmp_pa
         refetched = int(r.hget("bc:stats", "refetched") or 0)
         dups = 0
         for origin, hits in _requests(sites).items():
-            ts = sorted(hits)
             paths = [p for _, p, _ in hits if p != "/robots.txt"]
             dups += len(paths) - len(set(paths))
-            handover = [(q[1], round(q[0] - p[0], 3)) for p, q in zip(ts, ts[1:]) if p[2] != q[2] and q[0] - p[0] < delay]
-            close = [(q[1], round(q[0] - p[0], 3)) for p, q in zip(ts, ts[1:])
-                     if p[2] == q[2] and q[0] - p[0] < delay - JITTER]
+            handover, close = gap_violations(hits, delay)
             assert not close and not handover, (origin, close, handover)
         assert dups <= refetched  # only pages in flight on the dead worker were fetched again
     finally:
