@@ -12,7 +12,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -21,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from .require import skip_or_fail
+from .require import need_module, skip_or_fail
+from .servers import free_port
 
 DB = "blockcrawl_test"
 # TCP connections need this password (scram-sha-256), so the tests see a real password in the URL
@@ -34,12 +34,6 @@ def _bindir() -> Path | None:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]) if
                    Path(p).parts[-3].isdigit() else 0)
     return Path(found[-1]).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class PgServer:
@@ -58,7 +52,7 @@ class PgServer:
         self.dir = Path(tempfile.mkdtemp(prefix="blockcrawl-pg-", dir="/tmp"))
         os.chmod(self.dir, 0o755)
         self.data = self.dir / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.pg_user = self.user or pwd.getpwuid(os.geteuid()).pw_name  # initdb's superuser = the OS user
         self.log = self.dir / "server.log"
 
@@ -108,7 +102,7 @@ class PgServer:
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     """The session's cluster (a test module imports this fixture: `from .pgserver import pg_server`)."""
-    _need_module("psycopg", "the PostgreSQL store needs psycopg: pip install 'blockcrawl[postgres]'")
+    need_module("psycopg", "the PostgreSQL store needs psycopg: pip install 'blockcrawl[postgres]'")
     bindir = _bindir()
     if bindir is None:
         skip_or_fail("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb; apt-get install postgresql)")
@@ -127,9 +121,3 @@ def fresh_db(server: PgServer) -> str:
     """A new empty database on the server: its DSN."""
     _counter[0] += 1
     return server.create_db(f"t{os.getpid()}_{_counter[0]}_{int(time.time() * 1000) % 100000}")
-
-
-def _need_module(name: str, reason: str) -> None:
-    import importlib.util
-    if importlib.util.find_spec(name) is None:
-        skip_or_fail(reason)

@@ -12,3 +12,11 @@ def skip_or_fail(reason: str) -> None:
     if os.environ.get("BLOCKCRAWL_REQUIRE_SERVERS") == "1":
         pytest.fail(f"required server missing: {reason}")
     pytest.skip(reason)
+
+
+def need_module(name: str, reason: str) -> None:
+    """skip_or_fail(reason) unless the Python package `name` can be imported."""
+    import importlib.util
+
+    if importlib.util.find_spec(name) is None:
+        skip_or_fail(reason)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .require import skip_or_fail
+from .require import need_module, skip_or_fail
 
 
 def free_port() -> int:
@@ -25,7 +25,7 @@ class RedisServer:
         exe = shutil.which("redis-server")
         if exe is None:
             skip_or_fail("redis-server is not installed (Debian: apt-get install redis-server)")
-        _need_module("redis", "the redis package is not installed (pip install 'blockcrawl[scale]')")
+        need_module("redis", "the redis package is not installed (pip install 'blockcrawl[scale]')")
         self.exe, self.port, self.dir = exe, free_port(), tmp
         import redis
         self.client = redis.Redis(host="127.0.0.1", port=self.port, decode_responses=True)
@@ -77,9 +77,3 @@ def redis_server_in(tmp_path: Path) -> Iterator[RedisServer]:
         yield r
     finally:
         r.stop()
-
-
-def _need_module(name: str, reason: str) -> None:
-    import importlib.util
-    if importlib.util.find_spec(name) is None:
-        skip_or_fail(reason)

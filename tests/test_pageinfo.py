@@ -18,18 +18,11 @@ from blockcrawl.extraction.summary import sentences, summarize
 from blockcrawl.parse import load, parse_html
 from blockcrawl.records import PAGE_KINDS, PageInfo, PageMeta
 
-PROSE = [
-    "The river rose overnight, and by morning the lower town was under water, its streets turned "
-    "into canals that boats of every kind worked up and down, carrying families, dogs and furniture.",
-    "Engineers had warned for years that the levee, built in a hurry after the last great flood, "
-    "would not hold against a crest of this size, yet the money for repairs never came.",
-    "By noon the mayor had declared an emergency, opened the school gym as a shelter, and asked "
-    "everyone living below the railway line to leave while the roads were still passable.",
-    "Volunteers filled sandbags at the fairground until dark, working in shifts, while the radio "
-    "station read out the names of streets to be evacuated next, one neighbourhood at a time.",
-    "The levee engineers said the flood crest would pass the lower town by Thursday, and that the "
-    "levee would be rebuilt higher before the next flood season, whatever the repairs cost.",
-]
+from .test_auto import PROSE as AUTO_PROSE
+
+PROSE = [*AUTO_PROSE,  # tests/test_auto.py's four paragraphs and one more
+         "The levee engineers said the flood crest would pass the lower town by Thursday, and that the "
+         "levee would be rebuilt higher before the next flood season, whatever the repairs cost."]
 NAV = '<nav><ul>' + "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(8)) + "</ul></nav>"
 
 

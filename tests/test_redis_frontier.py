@@ -85,6 +85,22 @@ def gap_violations(hits: list[tuple[float, str, str]], delay: float
     return handover, close
 
 
+def kill_when_working(client, worker: str, proc: subprocess.Popen[str], pages: int = 5) -> list[str]:
+    """kill -9 the worker process once it owns hosts and has fetched `pages` pages (its heartbeat
+    in Redis says so, within 60 s); returns the hosts it owned."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        beat = client.hget("bc:workers", worker)
+        if beat and json.loads(beat)["hosts"] and json.loads(beat)["pages"] >= pages:
+            break
+        time.sleep(0.05)
+    hosts = json.loads(client.hget("bc:workers", worker))["hosts"]
+    assert hosts
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    return list(hosts)
+
+
 def gaps(times: list[float]) -> list[float]:
     ts = sorted(times)
     return [b - a for a, b in zip(ts, ts[1:])]
@@ -227,15 +243,7 @@ def test_two_workers_kill_one_the_other_takes_over(redis_server, tmp_path):
         a = _cli("crawl", *args, "--store", str(tmp_path / "a.db"), "--worker-id", "a", "--user-agent", "test-a")
         b = _cli("crawl", *args, "--store", str(tmp_path / "b.db"), "--worker-id", "b", "--user-agent", "test-b")
         r = redis_server.client
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # wait until the victim owns hosts and has fetched some pages
-            beat = r.hget("bc:workers", "a")
-            if beat and json.loads(beat)["hosts"] and json.loads(beat)["pages"] >= 5:
-                break
-            time.sleep(0.05)
-        victim_hosts = json.loads(r.hget("bc:workers", "a"))["hosts"]
-        assert victim_hosts
-        os.kill(a.pid, signal.SIGKILL)
+        victim_hosts = kill_when_working(r, "a", a)
         a.communicate()
         out, err = b.communicate(timeout=120)
         assert b.returncode == 0, err

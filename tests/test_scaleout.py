@@ -4,16 +4,20 @@ PostgreSQL (pages, blocks and chunks of each page) must equal a single-process S
 same site, and no host may see two requests closer than --delay across the workers."""
 from __future__ import annotations
 
-import json
-import os
-import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from .pgserver import PASSWORD, fresh_db, pg_server  # noqa: F401 - the session fixture
-from .test_redis_frontier import _cli, _requests, gap_violations, multi_site, redis_server, stored  # noqa: F401
+from .test_redis_frontier import (  # noqa: F401 - redis_server is a fixture
+    _cli,
+    _requests,
+    gap_violations,
+    kill_when_working,
+    multi_site,
+    redis_server,
+    stored,
+)
 
 
 def pg_stored(dsn: str) -> dict[str, tuple[int, int]]:
@@ -44,15 +48,7 @@ def test_two_workers_one_postgres_store_kill_one(redis_server, pg_server, tmp_pa
         a = _cli("crawl", *args, "--worker-id", "a", "--user-agent", "test-a")
         b = _cli("crawl", *args, "--worker-id", "b", "--user-agent", "test-b")
         r = redis_server.client
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the victim owns hosts and has stored some pages
-            beat = r.hget("bc:workers", "a")
-            if beat and json.loads(beat)["hosts"] and json.loads(beat)["pages"] >= 5:
-                break
-            time.sleep(0.05)
-        assert json.loads(r.hget("bc:workers", "a"))["hosts"]
-        os.kill(a.pid, signal.SIGKILL)
-        a.communicate()
+        kill_when_working(r, "a", a)
         out, err = b.communicate(timeout=180)
         assert b.returncode == 0, err[-3000:]
         assert PASSWORD not in out + err  # the DSN's password is never printed

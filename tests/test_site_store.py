@@ -15,6 +15,7 @@ from blockcrawl.retrieval import SearchError, search
 from blockcrawl.store import SCHEMA_VERSION, Store
 
 from .test_serve import HashEmbedder
+from .test_store import columns
 
 EMB = HashEmbedder()
 
@@ -67,14 +68,6 @@ def content(url: str, texts: list[str]) -> tuple[list[Block], list[Chunk]]:
     bl = [Block(t, t, ("H",), "html/body/p", i, url, f"h{url}{i}") for i, t in enumerate(texts)]
     ch = [Chunk(t, url, ("H",), i, 0, f"h{url}{i}", len(t.split())) for i, t in enumerate(texts)]
     return bl, ch
-
-
-def columns(path: Path, table: str) -> set[str]:
-    db = sqlite3.connect(path)
-    try:
-        return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
-    finally:
-        db.close()
 
 
 # ---- migration --------------------------------------------------------------------------------------
