@@ -152,7 +152,10 @@ def evaluate(name: str, row: Row, pages: list[tuple[str, str, str]], queries: li
     for mode in modes:
         ranks: list[int | None] = []
         for q in queries:
-            hits = search(path, q["title"] + ": " + q["query"], max(KS), mode)
+            # per_page=0: the chunk ranking itself. search()'s default (at most 3 hits from one web
+            # page) caps every question here, whose answer chunks all sit on one page: with it,
+            # R@5 = R@10 (vector 0.453, hybrid 0.547 on the first 100 pages) and R@1 is unchanged.
+            hits = search(path, q["title"] + ": " + q["query"], max(KS), mode, per_page=0)
             a = norm(q["answer"])
             r = next((i + 1 for i, h in enumerate(hits) if h.url == url_of[q["page"]] and a in norm(h.text)), None)
             ranks.append(r)
