@@ -8,7 +8,7 @@ learned has no cluster (every page falls back: nothing to re-run).
 SiteLearner.finish() -> learned: the site has no more pages for now (the crawl ended, or the site
 was idle learn_seconds): learn on what was collected (>= MIN_CLUSTER pages), every page re-run.
 Without it a site smaller than learn_pages crawled in under learn_seconds never learned (on the
-cetd benchmark 46 of its 51 sites, 28 % of its pages).
+cetd benchmark 45 of its 51 sites, 26 % of its pages).
 
 Bounds: at most learn_pages Doms are kept (with auto's masks) while collecting; learning happens
 when learn_pages pages are collected or learn_seconds have passed since the first (checked at each
