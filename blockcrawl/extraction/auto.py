@@ -226,7 +226,9 @@ def _folded(dom: Dom, i: int) -> bool:
     return _FOLD.search(names) is not None
 
 
-def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> list[bool] | None:
+def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False,
+            trace: dict[str, object] | None = None) -> list[bool] | None:
+    """trace: a dict to fill with the chosen candidate, article top and roots (bench/auto_diag.py)."""
     n = len(dom)
     tags, parent, ends, skipped = dom.tag, dom.parent, dom.end, dom.skipped
     tl, ll, cm = f.text_len, f.link_len, f.commas
@@ -344,6 +346,9 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False) -> li
                 if (t > 80 and ld < 0.25) or (0 < t <= 80 and ld == 0):
                     roots.append(s)
     roots.sort()
+    if trace is not None:
+        trace.update(best=best, top=top, roots=roots, dead=dead, owner=owner, prose=prose, live=live,
+                     blink=blink, weight=weight, tables=tables)
 
     # 5. keep the text of the roots, minus furniture, link-heavy widgets, named furniture (share
     # bars, bylines, tag lists), the page title repeated as a heading, ad labels and photo credits
