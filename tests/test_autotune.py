@@ -93,3 +93,20 @@ def test_widening_leaves_teaser_sections_out():
     doc = blockcrawl.extract(_landing_page(links=True))
     assert PROSE[0][:40] in doc.text
     assert PROSE[3][:40] not in doc.text
+
+
+# ---------------------------------------------------------------- precision rules (autotune3)
+
+TEASER = ("Another story from the same newspaper, about the council budget and the new bus routes, "
+          "with a long excerpt of its first paragraph to tempt the reader into clicking through.")
+
+
+def test_nocontent_box_is_furniture_whatever_its_other_names():
+    """class="nocontent" (a search appliance's "do not index") beside a content word is furniture."""
+    box = f'<div class="most-read nocontent article-content"><p>{TEASER}</p><p>{TEASER}</p></div>'
+    doc = blockcrawl.extract(article_page(box))
+    assert PROSE[0][:40] in doc.text
+    assert TEASER[:40] not in doc.text
+    doc = blockcrawl.extract(article_page(f'<div class="most-popular article-list"><div>'
+                                          f'<p>{TEASER}</p><p>{TEASER}</p></div></div>'))
+    assert TEASER[:40] not in doc.text
