@@ -110,3 +110,14 @@ def test_nocontent_box_is_furniture_whatever_its_other_names():
     doc = blockcrawl.extract(article_page(f'<div class="most-popular article-list"><div>'
                                           f'<p>{TEASER}</p><p>{TEASER}</p></div></div>'))
     assert TEASER[:40] not in doc.text
+
+
+def test_browser_notice_is_not_text():
+    notice = ("<p>This page is best viewed in an up-to-date web browser with style sheets (CSS) enabled. "
+              "Please consider upgrading your browser software.</p>")
+    doc = blockcrawl.extract(article_page(notice))
+    assert PROSE[0][:40] in doc.text
+    assert "best viewed" not in doc.text
+    doc = blockcrawl.extract(article_page("<p>Our reporters tested the new browser for a week, and "
+                                          "it is fast.</p>"))
+    assert "tested the new browser" in doc.text
