@@ -121,3 +121,12 @@ def test_browser_notice_is_not_text():
     doc = blockcrawl.extract(article_page("<p>Our reporters tested the new browser for a week, and "
                                           "it is fast.</p>"))
     assert "tested the new browser" in doc.text
+
+
+def test_related_stories_bigger_than_the_article_stay_out():
+    """A related-stories column of long excerpts can hold most of the page's text; it is no wrapper."""
+    items = "".join(f'<li><a href="/s{i}"><h3>Headline {i}</h3></a><p class="dek">{TEASER} {TEASER} {TEASER}</p></li>'
+                    for i in range(6))
+    doc = blockcrawl.extract(article_page(f'<section class="module related-stories"><ul>{items}</ul></section>'))
+    assert PROSE[0][:40] in doc.text
+    assert TEASER[:40] not in doc.text

@@ -115,6 +115,12 @@ def _unlikely(names: str) -> bool:
 STRONG: str | None = r"\bnocontent\b|most-?popular|trending|outbrain|taboola"
 
 
+# Teaser lists are furniture even when they hold most of the page's text (a related-stories
+# column of long excerpts beside a short article): no wrapper exemption for these names.
+TEASERS: str | None = (r"related|recommend|most-?popular|trending|also-?like|you-?might|read-?next|"
+                       r"up-?next|more-?(news|stories|posts|articles)")
+
+
 @lru_cache(maxsize=8192)
 def _strong(names: str, pattern: str | None) -> bool:
     return pattern is not None and re.search(pattern, names, re.I) is not None
@@ -205,8 +211,8 @@ def _furniture(dom: Dom, f: Features, strict: bool, tables: dict[int, str] | Non
         if t in FURNITURE_TAGS:
             dead[i] = True
             continue
-        if tl[i] > big:  # a wrapper of most of the page (an ASP.NET <form>) is no furniture
-            continue
+        if tl[i] > big and not (TEASERS and strict and _strong(_names(dom, i), TEASERS)):
+            continue  # a wrapper of most of the page (an ASP.NET <form>) is no furniture
         if t == "form":
             dead[i] = True
             continue
