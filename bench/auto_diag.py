@@ -7,6 +7,7 @@ to the repository.
 
     python bench/auto_diag.py diag  [--datasets ...] [--every N] [--site HOST]
     python bench/auto_diag.py sweep --param COVER --values off 0.3 0.5 [--datasets ...]
+    python bench/auto_diag.py time --base 5a0086a [--datasets ...]
 
 diag: every text node of >= 3 words that auto keeps and whose words are not a run of the gold's
 words is "kept, not gold"; it is charged to the first cause that applies (table below); shares
@@ -19,6 +20,9 @@ sweep: each page is parsed once per set; for each value the module parameter is 
 on the parsed pages and the set is scored with score.py. The value "off" is None. Prints the
 F1 grid and the leave-one-set-out choice (fit on the other sets by mean F1, ties to the first
 value listed) for each set.
+
+time: auto.py as of git revision --base against the working tree's, page by page in turn on
+the same parsed pages (select + blocks + text, the part auto changes), median ms/page per set.
 """
 from __future__ import annotations
 
@@ -274,9 +278,36 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     print("| held out | " + " | ".join(held) + " |")
 
 
+def cmd_time(args: argparse.Namespace) -> None:
+    import importlib.util
+    import subprocess
+    import tempfile
+
+    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.base}:blockcrawl/extraction/auto.py"],
+                         check=True, capture_output=True, text=True).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(src)
+    spec = importlib.util.spec_from_file_location("blockcrawl.extraction._auto_base", fh.name)
+    assert spec and spec.loader
+    base = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(base)
+    os.unlink(fh.name)
+    print(f"| set | median ms/page, auto at {args.base} | this tree |")
+    print("|---|---|---|")
+    for ds in args.datasets:
+        tb: list[float] = []
+        tn: list[float] = []
+        for _rec, dom in pages(args.bench, ds, args.every):
+            for sel, out in ((base.select, tb), (auto.select, tn), (base.select, tb), (auto.select, tn)):
+                t0 = time.perf_counter()
+                main_content(dom, selector=sel)
+                out.append(time.perf_counter() - t0)
+        print(f"| {ds} | {1000 * statistics.median(tb):.2f} | {1000 * statistics.median(tn):.2f} |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=("diag", "sweep"))
+    ap.add_argument("cmd", choices=("diag", "sweep", "time"))
     ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
     ap.add_argument("--datasets", nargs="+", default=SETS)
     ap.add_argument("--every", type=int, default=1)
@@ -285,10 +316,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=int, default=0, help="diag: list the K worst (cause, page) pairs")
     ap.add_argument("--param", help="sweep: module parameter of auto (A+B for two at once)")
     ap.add_argument("--values", nargs="+", help="sweep: JSON values, 'off' for None")
+    ap.add_argument("--base", default="HEAD", help="time: the git revision to time against")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(args.bench))
     if args.cmd == "diag":
         cmd_diag(args)
+    elif args.cmd == "time":
+        cmd_time(args)
     else:
         if not args.param or not args.values:
             ap.error("sweep needs --param and --values")
