@@ -4,8 +4,11 @@ Readability-style scoring on the flat Dom, made O(n) (index loops, no recursion)
 1. per-node aggregates in one bottom-up pass: text, link text, commas per subtree;
 2. page furniture is masked out: nav/aside/footer/button elements, forms, hidden elements, and
    elements whose class/id name a menu, sidebar, comment list, share bar, ad, cookie banner...
-   (a wrapper holding most of the page's text never counts as furniture; a hidden element that
-   is folded prose - an accordion panel, a tab, a FAQ answer - is content);
+   (a wrapper holding most of the page's text never counts as furniture, unless it is named as
+   a teaser list - related, most popular; a content word beside a furniture name saves it,
+   unless that name is a strong one - nocontent, most-popular, outbrain; a hidden element that
+   is folded prose - an accordion panel, a tab, a FAQ answer - is content); a notice about the
+   reader's browser or JavaScript is no text;
 3. each text block (the text a block-level element owns) votes for its container and ancestors
    with 1 + commas + length/100; a candidate's score is its votes, adjusted by tag and class/id
    ("article", "content" up; "comment", "sidebar" down), times 1 - link density, where a link
