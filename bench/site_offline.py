@@ -64,6 +64,7 @@ class Prepared:
         self.auto_text_t: dict[str, str] = {}
         self.auto_s = 0.0  # parse + select + text, all pages
         self.main_s: dict[int, float] = {}  # per page: auto's text step (site replaces it)
+        self.learn_s = 0.0  # run_site's learning CPU, all sites
         for rec in self.gold:
             s = site_of(dataset, rec["id"])
             if limit and len(self.sites.get(s, [])) >= limit:
@@ -89,7 +90,8 @@ class Prepared:
         step where it replaces auto's) and counts."""
         preds: dict[str, str] = {}
         extra = 0.0
-        counts = {"pages": 0, "model": 0, "clusters": 0}
+        counts = {"pages": 0, "model": 0, "less template": 0, "clusters": 0}
+        self.learn_s = 0.0
         title = bool(params.get("title"))
         if title and not self.autos_t:
             for i, d in enumerate(self.doms):
@@ -107,14 +109,16 @@ class Prepared:
             doms = [self.doms[i] for i in idx]
             autos = [autos_all[i] for i in idx]
             m = site_pkg.learn(doms[:learn_pages], autos[:learn_pages], **learn_kw)
+            self.learn_s += time.process_time() - t0
             counts["clusters"] += len(m.clusters)
             for i, d, a in zip(idx, doms, autos):
                 counts["pages"] += 1
                 mask, cluster = m.select(d, a)
-                if cluster < 0:
+                counts["model"] += cluster >= 0
+                if mask is a:
                     preds[self.ids[i]] = auto_text[self.ids[i]]
                 else:
-                    counts["model"] += 1
+                    counts["less template"] += cluster < 0
                     preds[self.ids[i]] = main_content(d, keep=mask)[1]
                     extra -= self.main_s[i]
             extra += time.process_time() - t0
@@ -183,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
             res = p.f1(preds)
             results[(ds, gi)] = res["f1"] - auto["f1"]
             cpu = (p.auto_s + extra) / max(p.auto_s, 1e-9)
+            sel = (p.auto_s + extra - p.learn_s) / max(p.auto_s, 1e-9)
             print(row(ds, f"site {params or 'defaults'}", res,
-                      f"{counts['model']}/{counts['pages']} pages by model, {counts['clusters']} clusters, "
-                      f"CPU x{cpu:.2f} of auto"), flush=True)
+                      f"{counts['model']}/{counts['pages']} pages by model (+{counts['less template']} auto less "
+                      f"template), {counts['clusters']} clusters, "
+                      f"CPU x{cpu:.2f} of auto (x{sel:.2f} without learning)"), flush=True)
     if args.fit and len(prepared) > 1:
         print("\nleave one set out (fit on the others by mean F1 gain over auto):")
         for ds in prepared:

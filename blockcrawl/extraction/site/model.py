@@ -131,7 +131,9 @@ class SiteModel:
         return best, best_leaves
 
     def select(self, dom: Dom, auto_mask: Sequence[bool] | None) -> tuple[Sequence[bool] | None, int]:
-        """(keep mask, cluster) of a page; cluster -1 and auto_mask when the page falls back."""
+        """(keep mask, cluster) of a page; cluster -1 when the page falls back: auto_mask, less
+        the template text of its nearest cluster when it has one (a page far from every centre
+        gets auto_mask itself)."""
         if not len(dom) or not self.clusters:
             self.unassigned += 1
             return auto_mask, -1
@@ -146,7 +148,7 @@ class SiteModel:
         mask, matched = apply(dom, c, auto_mask, self.combine, shared)
         if mask is None or matched < self.fallback_ratio * _kept_len(dom, auto_mask):
             c.fallbacks += 1
-            return auto_mask, -1
+            return _without(auto_mask, shared), -1
         return mask, k
 
     def reset_counts(self) -> None:
@@ -159,6 +161,19 @@ class SiteModel:
         if self.pages >= RELEARN_MIN and self.fallbacks > RELEARN_RATE * self.pages:
             return True
         return any(c.pages >= RELEARN_MIN and c.fallbacks > RELEARN_RATE * c.pages for c in self.clusters)
+
+
+def _without(mask: Sequence[bool] | None, drop: set[int]) -> Sequence[bool] | None:
+    """auto's mask less the template nodes of the page's cluster: a page whose patterns fail
+    still loses the cluster's template text auto kept (cleanportaleval: two bbc.co.uk pages where
+    auto kept only the "best viewed in an up-to-date web browser" notice)."""
+    if mask is None or not drop or not any(mask[i] for i in drop if i < len(mask)):
+        return mask
+    out = list(mask)
+    for i in drop:
+        if i < len(out):
+            out[i] = False
+    return out
 
 
 def _kept_len(dom: Dom, mask: Sequence[bool] | None) -> int:
