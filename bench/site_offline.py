@@ -33,8 +33,10 @@ from blockcrawl.parse import Dom, load  # noqa: E402
 DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 DATASETS = ("cleanportaleval", "cetd", "msv")
 GRID: dict[str, tuple[Any, ...]] = {
-    "combine": ("union", "model"),
-    "boost": (0.0, 1.0),  # SMDPW depth-1 end weighting off / on (the DP alignment either way)
+    # what a page keeps: auto's nodes and the patterns' ("union"), the patterns' only inside auto's
+    # article container ("region"), auto's alone ("auto"), the patterns' alone ("model"); always
+    # less the cluster's template text. (The SMDPW end boost, 0 vs 1, changed nothing measurable.)
+    "combine": ("union", "region", "auto", "model"),
     "expand": (0.0, 0.8),  # positives: auto's nodes / also the rest of auto's article container
 }
 
@@ -104,6 +106,7 @@ class Prepared:
                                                                  "fallback_ratio", "combine", "boost", "expand", "expand_min")}
         from blockcrawl.extraction.site import tree as site_tree
         site_tree.MAX_NODES = params.get("max_nodes", 2000)
+        site_model.REGION_SHARE = params.get("region_share", 0.8)
         for idx in self.sites.values():
             t0 = time.process_time()
             doms = [self.doms[i] for i in idx]

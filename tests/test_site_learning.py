@@ -142,6 +142,34 @@ def test_node_keys_bounded_depth() -> None:
     assert "d:div.x#" in keys and len(keys) < 15
 
 
+def test_node_keys_shared_memo_gives_the_same_keys() -> None:
+    # the memo (ancestor chain -> keys) shared by a site's pages changes nothing but the time
+    memo: dict[tuple[str, ...], list[str]] = {}
+    for k in range(4):
+        d = load(article(k)[0] if k % 2 else listing(k))
+        fresh, shared = pp.Labeller(d), pp.Labeller(d, memo)
+        nodes = [i for i in range(len(d)) if d.tag[i] == "#text" and d.text[i].strip()]
+        assert [pp.node_keys(shared, i) for i in nodes] == [pp.node_keys(fresh, i) for i in nodes]
+    assert memo and all(len(c) <= pp.DEPTH for c in memo)
+    d = load("<html><body>" + "<div class='x'>" * 5000 + "<p>t</p>" + "</div>" * 5000 + "</body></html>")
+    i = max(k for k in range(len(d)) if d.tag[k] == "#text")
+    assert pp.node_keys(pp.Labeller(d, memo), i) == pp.node_keys(pp.Labeller(d), i)
+
+
+def test_combine_modes_add_pattern_text_where_they_say() -> None:
+    html, paras = article(3)
+    dom = load(html)
+    auto = auto_select(dom)
+    side = "Mayor opens the new bridge"
+    assert side not in main_content(dom, keep=auto)[1]
+    c = site.Cluster(st.Tree([], [], [], []), ["d:aside.side#", "d:div.story-body#"], {})
+    texts = {mode: main_content(dom, keep=site.model.apply(dom, c, auto, mode)[0])[1]
+             for mode in ("union", "region", "auto", "model")}
+    assert side in texts["union"] and side in texts["model"]  # the pattern matches the aside
+    assert side not in texts["region"] and side not in texts["auto"]  # outside auto's article
+    assert all(p in texts[m] for p in paras for m in texts)
+
+
 # ---------------------------------------------------------------------------------- the model
 def test_model_removes_template_and_keeps_article_text_on_several_templates() -> None:
     pages = [article(k) for k in range(8)]

@@ -55,6 +55,7 @@ RELEARN_MIN = 10
 # element holding EXPAND of auto's text (its article container), template nodes excepted
 EXPAND = 0.0
 EXPAND_MIN = 0  # ... only text nodes of this many characters, not inside a link
+REGION_SHARE = 0.8  # combine "region": pattern text is added inside the element holding this share
 MAX_TEXT_NODES = 5000  # text nodes per page used for training
 Aligner = Callable[[int, int], tuple[float, list[tuple[int, int]]]]
 
@@ -71,6 +72,8 @@ class Cluster:
     template: dict[int, str]  # centre leaf -> text_key of its text
     pages: int = 0  # pages selected since learning
     fallbacks: int = 0
+    # ancestor chain -> pattern keys, shared by the pages selected (patterns.Labeller; not saved)
+    memo: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -229,24 +232,34 @@ def _text_nodes(dom: Dom) -> list[int]:
 
 def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str = COMBINE,
           shared: set[int] | frozenset[int] = frozenset()) -> tuple[list[bool] | None, int]:
-    """The cluster's mask of a page - text nodes matching a pattern, less the template nodes
-    `shared` (and with combine "union", auto's nodes too, less those) - and the length of the
-    text the patterns alone keep (what the fallback test compares with auto's)."""
+    """The cluster's mask of a page, less the template nodes `shared` - combine "model": the text
+    nodes matching a pattern; "union": those and auto's; "region": auto's, and those inside auto's
+    article container (the deepest element holding REGION_SHARE of auto's text); "auto": auto's
+    alone - and the length of the text the patterns alone keep (what the fallback test compares
+    with auto's)."""
     if not c.patterns:
         return None, 0
     pats = set(c.patterns)
-    lab = pp.Labeller(dom)
+    lab = pp.Labeller(dom, c.memo)
+    hit: dict[int, bool] = {}  # id of a keys list (one per ancestor chain) -> matches a pattern
     tags, texts = dom.tag, dom.text
     keep = [tags[i] == TEXT and (not texts[i] or texts[i].isspace()) for i in range(len(dom))]
-    union = auto_mask if combine == "union" and auto_mask is not None else ()
+    union = auto_mask if combine != "model" and auto_mask is not None else ()
+    lo, hi = (region(dom, auto_mask, REGION_SHARE) if combine == "region" else
+              (0, 0) if combine == "auto" else (0, len(dom)))
     matched = 0
     for i in _text_nodes(dom):
         if i in shared:
             continue
-        if any(k in pats for k in pp.node_keys(lab, i)):
-            keep[i] = True
+        keys = pp.node_keys(lab, i)
+        h = hit.get(id(keys))
+        if h is None:
+            h = hit[id(keys)] = any(k in pats for k in keys)
+        if h:
             matched += len(texts[i].strip())
-        elif i < len(union) and union[i]:
+            if lo <= i < hi:
+                keep[i] = True
+        if i < len(union) and union[i]:
             keep[i] = True
     return keep, matched
 
@@ -318,6 +331,7 @@ def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | No
     need = max(1, math.ceil(template_share * (len(members) - 1)))
     template = {x: text_key(ct.text[x]) for x, n in hits.most_common(MAX_TEMPLATE) if n >= need}
     samples: list[pp.Sample] = []
+    memo: dict[tuple[str, ...], list[str]] = {}
     for pi, m in enumerate(members):
         d, mask = doms[m], auto_masks[m]
         if m == centre:
@@ -326,7 +340,7 @@ def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | No
             mt = trees[m]
             shared = {mt.dom_index[y] for x, y in pairs[m] if x in template and ct.text[x] == mt.text[y]}
         lo, hi = region(d, mask, expand) if expand else (0, 0)
-        lab = pp.Labeller(d)
+        lab = pp.Labeller(d, memo)
         for i in _text_nodes(d)[:MAX_TEXT_NODES]:
             pos = (bool(mask is not None and i < len(mask) and mask[i])
                    or (lo <= i < hi and len(d.text[i].strip()) >= expand_min and not _in_link(d, i))) \
