@@ -96,6 +96,23 @@ def test_body_class_naming_the_page_does_not_split_the_template() -> None:
     assert st.similarity(st.build_tree(load(a)), st.build_tree(load(b))) > 0.9
 
 
+def test_lcs_pairs_with_common_ends_are_a_longest_common_subsequence() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        a = [rng.choice("abc") for _ in range(rng.randint(0, 12))]
+        b = [rng.choice("abc") for _ in range(rng.randint(0, 12))]
+        if rng.random() < 0.5:  # shared head and tail, as pages of one template have
+            a, b = ["h", "x"] + a + ["f"], ["h", "x"] + b + ["f"]
+        pairs = st._lcs_pairs(a, b)
+        assert all(a[i] == b[j] for i, j in pairs)
+        assert all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in zip(pairs, pairs[1:]))
+        best = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]  # the textbook DP
+        for i in range(len(a)):
+            for j in range(len(b)):
+                best[i + 1][j + 1] = best[i][j] + 1 if a[i] == b[j] else max(best[i][j + 1], best[i + 1][j])
+        assert len(pairs) == best[len(a)][len(b)]
+
+
 def test_depth1_weights_grow_toward_the_ends() -> None:
     w = st.depth1_weights(5)
     assert sum(w) == pytest.approx(1.0) and w[0] == w[4] > w[1] > w[2]

@@ -74,6 +74,7 @@ class Cluster:
     fallbacks: int = 0
     # ancestor chain -> pattern keys, shared by the pages selected (patterns.Labeller; not saved)
     memo: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False, compare=False)
+    hits: dict[tuple[str, ...], bool] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -140,14 +141,15 @@ class SiteModel:
         if not len(dom) or not self.clusters:
             self.unassigned += 1
             return auto_mask, -1
-        tree = build_tree(dom)
+        tree = build_tree(dom, texts=False)
         k, leaves = self.cluster_of(dom, tree)
         if k < 0:
             self.unassigned += 1
             return auto_mask, -1
         c = self.clusters[k]
         c.pages += 1
-        shared = {tree.dom_index[y] for x, y in leaves if x in c.template and c.template[x] == text_key(tree.text[y])}
+        shared = {tree.dom_index[y] for x, y in leaves
+                  if x in c.template and c.template[x] == text_key(dom.text[tree.dom_index[y]])}
         mask, matched = apply(dom, c, auto_mask, self.combine, shared)
         if mask is None or matched < self.fallback_ratio * _kept_len(dom, auto_mask):
             c.fallbacks += 1
@@ -241,22 +243,35 @@ def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str =
         return None, 0
     pats = set(c.patterns)
     lab = pp.Labeller(dom, c.memo)
-    hit: dict[int, bool] = {}  # id of a keys list (one per ancestor chain) -> matches a pattern
-    tags, texts = dom.tag, dom.text
-    keep = [tags[i] == TEXT and (not texts[i] or texts[i].isspace()) for i in range(len(dom))]
+    hits = c.hits  # ancestor chain -> matches a pattern (kept across the cluster's pages)
+    if len(hits) >= pp.MEMO_MAX:
+        hits.clear()
+    by_parent: dict[int, bool] = {}
+    tags, texts, skipped, parent = dom.tag, dom.text, dom.skipped, dom.parent
     union = auto_mask if combine != "model" and auto_mask is not None else ()
     lo, hi = (region(dom, auto_mask, REGION_SHARE) if combine == "region" else
               (0, 0) if combine == "auto" else (0, len(dom)))
+    keep = [False] * len(dom)
     matched = 0
-    for i in _text_nodes(dom):
-        if i in shared:
+    for i in range(len(dom)):  # one pass: text nodes only (whitespace is kept as is)
+        if tags[i] != TEXT:
             continue
-        keys = pp.node_keys(lab, i)
-        h = hit.get(id(keys))
+        s = texts[i]
+        if not s or s.isspace():
+            keep[i] = True
+            continue
+        if skipped[i] or i in shared:
+            continue
+        p = parent[i]
+        h = by_parent.get(p)
         if h is None:
-            h = hit[id(keys)] = any(k in pats for k in keys)
+            chain = pp.chain(lab, p)
+            h = hits.get(chain)
+            if h is None:
+                h = hits[chain] = any(k in pats for k in pp.node_keys(lab, i))
+            by_parent[p] = h
         if h:
-            matched += len(texts[i].strip())
+            matched += len(s.strip())
             if lo <= i < hi:
                 keep[i] = True
         if i < len(union) and union[i]:

@@ -43,7 +43,8 @@ class Labeller:
     """Per-page cache of element labels (plain tag, and tag with class/id without digits) and of
     each parent's keys; `memo` (ancestor-label chain -> keys) may be shared by the pages of a
     site: their text nodes sit under the same few hundred chains, so a page's keys are mostly
-    dictionary look-ups (Wikipedia pages, ~2,000 text parents each: 44 -> ~8 us a parent)."""
+    dictionary look-ups (the keys of cetd's and msv's 484k text nodes, one memo a set: 4.0 -> 1.8 s
+    CPU, the same keys)."""
 
     __slots__ = ("dom", "_attr", "keys", "memo", "chains")
 
@@ -78,7 +79,7 @@ def node_keys(lab: Labeller, i: int) -> list[str]:
     cached = lab.keys.get(parent[i])
     if cached is not None:
         return cached
-    key = _chain(lab, parent[i])
+    key = chain(lab, parent[i])
     keys = lab.memo.get(key)
     if keys is None:
         if len(lab.memo) >= MEMO_MAX:
@@ -88,7 +89,7 @@ def node_keys(lab: Labeller, i: int) -> list[str]:
     return keys
 
 
-def _chain(lab: Labeller, p: int) -> tuple[str, ...]:
+def chain(lab: Labeller, p: int) -> tuple[str, ...]:
     """Labels of element p and its ancestors, nearest first, at most DEPTH: built from the
     nearest ancestor's chain already known (each element's chain is built once: O(DEPTH) a node
     at any nesting)."""
