@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -127,6 +128,35 @@ class Prepared:
                     extra -= self.main_s[i]
             extra += time.process_time() - t0
         return preds, extra, counts
+
+    def cpu(self, learn_pages: int, reps: int = 3) -> tuple[float, float, float]:
+        """ms/page: parsing, auto (select + text), site (auto's select + the model's + text),
+        each page's best of `reps` interleaved runs (the machine is shared: single runs vary by
+        +-30%); the models are learned first and not counted."""
+        bench = Path(self.score.__file__).parent
+        pt = time.process_time
+        tp = ta = ts = 0.0
+        for idx in self.sites.values():
+            m = site_pkg.learn([self.doms[i] for i in idx[:learn_pages]], [self.autos[i] for i in idx[:learn_pages]])
+            for i in idx:
+                d = self.doms[i]
+                if not len(d):
+                    continue
+                html = self.score.read_page(str(bench / "data"), self.dataset, self.ids[i])
+                bp = ba = bs = math.inf
+                for _ in range(reps):
+                    t0 = pt()
+                    load(html)
+                    t1 = pt()
+                    main_content(d, keep=auto_select(d))
+                    t2 = pt()
+                    mask, _ = m.select(d, auto_select(d))
+                    main_content(d, keep=mask)
+                    t3 = pt()
+                    bp, ba, bs = min(bp, t1 - t0), min(ba, t2 - t1), min(bs, t3 - t2)
+                tp, ta, ts = tp + bp, ta + ba, ts + bs
+        n = max(1, len(self.ids)) / 1000
+        return tp / n, ta / n, ts / n
 
     def run_template(self, mode: str) -> dict[str, str]:
         """The `template` algorithm (text shared in a cluster dropped, cepr for lone pages) per
@@ -265,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="parameter values to try instead of GRID (JSON values: combine=\"union\")")
     ap.add_argument("--per-site", type=int, default=0, metavar="N",
                     help="also F1 per site of at least N pages, auto vs site")
+    ap.add_argument("--cpu", action="store_true",
+                    help="CPU per page, each page's best of 3 interleaved runs: parse, auto (select + "
+                    "text) vs site (auto's select + the model's + text), learning excluded")
     ap.add_argument("--diagnose", action="store_true",
                     help="where auto's missed gold is (template / per-page text, inside auto's article "
                     "container or not) and what rules built on that would score")
@@ -278,6 +311,14 @@ def main(argv: list[str] | None = None) -> int:
         prepared[ds] = Prepared(args.bench, ds, args.limit)
         print(f"{ds}: {len(prepared[ds].ids)} pages, {len(prepared[ds].sites)} sites, "
               f"prepared in {time.time() - t0:.0f} s", file=sys.stderr)
+    if args.cpu:
+        print("| dataset | parse ms/page | auto ms/page | site ms/page | site / auto, with parse | without |\n"
+              "|---|---|---|---|---|---|")
+        for p in prepared.values():
+            parse, auto_ms, site_ms = p.cpu(args.learn_pages)
+            print(f"| {p.dataset} | {parse:.1f} | {auto_ms:.1f} | {site_ms:.1f} | "
+                  f"x{(parse + site_ms) / (parse + auto_ms):.2f} | x{site_ms / auto_ms:.2f} |", flush=True)
+        return 0
     if args.diagnose:
         for p in prepared.values():
             diagnose(p, args.learn_pages)

@@ -198,8 +198,10 @@ def align(a: Tree, b: Tree, boost: float = ENDS_BOOST) -> tuple[float, list[tupl
     Iterative: a stack of matched pairs with their weights in each tree."""
     if not len(a) or not len(b):
         return (1.0 if len(a) == len(b) else 0.0), []
-    if _tag(a.sig[0]) != _tag(b.sig[0]):  # roots: the same element (<body>) by tag alone - a
-        return 0.0, []  # body class naming the page (MediaWiki's "page-Thomas_Jefferson") made every Wikipedia pair 0.0
+    # the roots are the same element (<body>) whatever their class: MediaWiki names the page in
+    # it ("page-Thomas_Jefferson"), which made every pair of cetd's Wikipedia pages 0.0
+    if _tag(a.sig[0]) != _tag(b.sig[0]):
+        return 0.0, []
     ca, cb = a.children(), b.children()
     ga, gb = a.child_sigs(), b.child_sigs()
     total = 0.0
@@ -216,11 +218,11 @@ def align(a: Tree, b: Tree, boost: float = ENDS_BOOST) -> tuple[float, list[tupl
             continue
         if not placed and (len(kx) >= 2 or len(ky) >= 2):
             wsa, wsb = depth1_weights(len(kx), boost), depth1_weights(len(ky), boost)
-            placed = True
-        else:
-            wsa, wsb = [1.0 / len(kx)] * len(kx), [1.0 / len(ky)] * len(ky)
-        for i, j in _lcs_pairs(ga[x], gb[y]):
-            stack.append((kx[i], ky[j], wa * wsa[i], wb * wsb[j], placed))
+            for i, j in _lcs_pairs(ga[x], gb[y]):
+                stack.append((kx[i], ky[j], wa * wsa[i], wb * wsb[j], True))
+        else:  # below depth 1 a node's weight is split evenly among its children
+            fa, fb = wa / len(kx), wb / len(ky)
+            stack.extend([(kx[i], ky[j], fa, fb, placed) for i, j in _lcs_pairs(ga[x], gb[y])])
     return min(1.0, total), leaves
 
 
