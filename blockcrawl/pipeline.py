@@ -268,13 +268,34 @@ class SitePipeline:
         if not learned:  # a model without clusters: the pages stay as they were
             self._dedup_mark = None
             return keep, cluster, [], site.model.to_json()
-        # rewind: the collected pages run again, in order
+        revised = self._rerun(learned[:-1], markdown, images)
+        return keep, cluster, revised, site.model.to_json()
+
+    def _rerun(self, pages: Sequence[tuple[Dom, Sequence[bool] | None, int]], markdown: bool,
+               images: bool) -> list[PageResult]:
+        """The collected pages again, in order, with the new model's masks, the dedup state
+        rewound to where collection began (so no block is counted twice)."""
         self.deduper = self._dedup_mark if self._dedup_mark is not None else \
             Deduper(near=self.config.near_dedup) if self.config.dedup else None
         self._dedup_mark = None
-        revised = [self.process_dom(d, k, markdown=markdown, images=images, cluster=c)
-                   for d, k, c in learned[:-1]]
-        return keep, cluster, revised, site.model.to_json()
+        return [self.process_dom(d, k, markdown=markdown, images=images, cluster=c) for d, k, c in pages]
+
+    def finish(self, *, markdown: bool = False, images: bool = False) -> PageResult | None:
+        """The site has no more pages for now (the crawl ended, or the site was idle): a site
+        model still collecting learns on the pages it holds (>= 2) and every one of them is
+        re-run with it. Returns a result carrying only `revised` and `model` (no page of its
+        own), or None when there is nothing to learn (not algorithm `site`, a model already
+        learned, fewer than two pages). Later pages, if any come, use the model."""
+        site = self.site
+        if site is None:
+            return None
+        learned = site.finish()
+        if learned is None:
+            return None
+        assert site.model is not None
+        revised = self._rerun(learned, markdown, images) if learned else []
+        self._dedup_mark = None
+        return PageResult(None, "", "", revised=revised, model=site.model.to_json())
 
     def process_blocks(self, blocks: list[Block], url: str | None, title: str = "", *,
                        markdown: bool = False) -> PageResult:

@@ -1,5 +1,5 @@
-"""The recall rules of `auto` tuned on the development sets (docs/notes/autotune.md), each on a
-small page where the rule decides the outcome."""
+"""The rules of `auto` tuned on the development sets (recall: docs/notes/autotune.md; precision:
+docs/notes/autotune3.md), each on a small page where the rule decides the outcome."""
 import blockcrawl
 from blockcrawl.parse import load
 
@@ -93,3 +93,41 @@ def test_widening_leaves_teaser_sections_out():
     doc = blockcrawl.extract(_landing_page(links=True))
     assert PROSE[0][:40] in doc.text
     assert PROSE[3][:40] not in doc.text
+
+
+# ---------------------------------------------------------------- precision rules (autotune3)
+
+TEASER = ("Another story from the same newspaper, about the council budget and the new bus routes, "
+          "with a long excerpt of its first paragraph to tempt the reader into clicking through.")
+
+
+def test_nocontent_box_is_furniture_whatever_its_other_names():
+    """class="nocontent" (a search appliance's "do not index") beside a content word is furniture."""
+    box = f'<div class="most-read nocontent article-content"><p>{TEASER}</p><p>{TEASER}</p></div>'
+    doc = blockcrawl.extract(article_page(box))
+    assert PROSE[0][:40] in doc.text
+    assert TEASER[:40] not in doc.text
+    doc = blockcrawl.extract(article_page(f'<div class="most-popular article-list"><div>'
+                                          f'<p>{TEASER}</p><p>{TEASER}</p></div></div>'))
+    assert TEASER[:40] not in doc.text
+
+
+def test_browser_notice_is_not_text():
+    notice = ("<p>This page is best viewed in an up-to-date web browser with style sheets (CSS) enabled. "
+              "Please consider upgrading your browser software.</p>")
+    doc = blockcrawl.extract(article_page(notice))
+    assert PROSE[0][:40] in doc.text
+    assert "best viewed" not in doc.text
+    # an article about browsers is text: the notice addresses the reader
+    doc = blockcrawl.extract(article_page("<p>The reader app is removing support for older browsers, "
+                                          "notably Internet Explorer 6, and requires JavaScript.</p>"))
+    assert "removing support for older browsers" in doc.text
+
+
+def test_related_stories_bigger_than_the_article_stay_out():
+    """A related-stories column of long excerpts can hold most of the page's text; it is no wrapper."""
+    items = "".join(f'<li><a href="/s{i}"><h3>Headline {i}</h3></a><p class="dek">{TEASER} {TEASER} {TEASER}</p></li>'
+                    for i in range(6))
+    doc = blockcrawl.extract(article_page(f'<section class="module related-stories"><ul>{items}</ul></section>'))
+    assert PROSE[0][:40] in doc.text
+    assert TEASER[:40] not in doc.text

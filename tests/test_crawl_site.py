@@ -85,3 +85,29 @@ def test_load_model_is_refused_by_a_pipeline_without_site_learning():
         assert process.load_model("http://a.test", "{}") == hasattr(pipe, "load_model")
     finally:
         process._PIPES.clear()
+
+
+def test_a_small_site_learns_its_model_when_the_crawl_ends(tmp_path, capsys):
+    """Six article pages (under the 20 pages learning waits for, crawled in well under 60 s):
+    the site learns at the end of the crawl, in the worker process, and every page is revised."""
+    from .test_site_learning import article
+
+    routes = {"/": Route(page("Home", [f"/a{k}.html" for k in range(6)]))}
+    for k in range(6):
+        routes[f"/a{k}.html"] = Route(article(k)[0])
+    site = Site(routes).start()
+    try:
+        db = str(tmp_path / "s.db")
+        assert main(["crawl", site.origin + "/", "--store", db, "--algorithm", "site", "--workers", "1",
+                     "--tokenizer", "words", "--no-progress"]) == 0
+        assert "site learning: 1 models, 7 pages revised" in capsys.readouterr().err
+        assert main(["export", "--store", db, "--what", "pages"]) == 0
+        recs = {r["url"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+        for k in range(6):
+            r = recs[f"{site.origin}/a{k}.html"]
+            assert r["cluster"] >= 0 and all(p in r["text"] for p in article(k)[1])
+        assert main(["sites", "--store", db]) == 0
+        [row] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert row["version"] == 1 and row["clusters"] and row["pages"] >= 6
+    finally:
+        site.stop()

@@ -39,6 +39,9 @@ class LinkAnalyzer:
         hrefs = [h.decode() for h in _HREF.findall(body)] if links else []
         return PageOut("t", hashlib.blake2b(body, digest_size=16).hexdigest(), url, hrefs)
 
+    async def finish(self, site: str) -> PageOut | None:
+        return None
+
 
 def html(*links: str) -> str:
     return "<html><body>" + "".join(f'<a href="{u}">x</a>' for u in links) + "</body></html>"

@@ -17,6 +17,7 @@ from blockcrawl.crawl import CrawlConfig, Crawler
 from blockcrawl.crawl.clock import FakeClock
 from blockcrawl.crawl.memfetch import MemoryFetcher, Response
 from blockcrawl.crawl.process import PageOut
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.records import Block, Chunk, PageInfo, PageMeta
 from blockcrawl.store import Store
 
@@ -44,6 +45,7 @@ class LearningAnalyzer:
         self.since: dict[str, int] = {}  # pages analysed since the site's model was learned
         self.loaded: list[tuple[str, str, int]] = []  # (site, model, pages analysed before)
         self.learned = 0
+        self.finished: list[tuple[str, dict[str, int]]] = []  # (site, pages seen per site then)
 
     def __enter__(self) -> Self:
         return self
@@ -100,6 +102,23 @@ class LearningAnalyzer:
                 res.revised.append(r)
         return res
 
+    async def finish(self, site: str) -> PageOut | None:
+        """The pipeline's SitePipeline.finish: a site not yet learned with >= 2 pages learns now
+        and every page seen is revised."""
+        seen = self.seen.get(site, [])
+        self.finished.append((site, {s: len(v) for s, v in self.seen.items()}))
+        if site in self.models or len(seen) < 2:
+            return None
+        self.learned += 1
+        self.models[site] = model_json(site, len(seen), self.learned)
+        self.since[site] = 0
+        res = PageOut("", "", "", [], model=self.models[site])
+        for u, t in seen:
+            r = self.out(u, t, -1 if "odd" in u else 0, "revised: ")
+            r.url = u
+            res.revised.append(r)
+        return res
+
 
 def site(n: int, odd: tuple[int, ...] = ()) -> dict:
     names = [f"/p{i}{'odd' if i in odd else ''}{'art' if i % 2 else ''}.html" for i in range(n)]
@@ -109,15 +128,17 @@ def site(n: int, odd: tuple[int, ...] = ()) -> dict:
     return routes
 
 
-def run(tmp_path: Path, routes: dict, analyzer: LearningAnalyzer, **kw) -> tuple[Store, Crawler]:
+def run(tmp_path: Path, routes: dict, analyzer: LearningAnalyzer, spec: PipelineConfig | None = None,
+        **kw) -> tuple[Store, Crawler]:
     kw.setdefault("progress", False)
     kw.setdefault("sitemaps", False)
     kw.setdefault("per_host", 1)
     kw.setdefault("concurrency", 1)
     clock = FakeClock()
     store = Store(tmp_path / "s.db")
-    crawler = Crawler(store, CrawlConfig(seeds=[A + "/"], **kw), fetcher=MemoryFetcher(routes, clock), clock=clock,
-                      analyzer=analyzer, listeners=[])
+    seeds = kw.pop("seeds", [A + "/"])
+    crawler = Crawler(store, CrawlConfig(seeds=seeds, **kw), fetcher=MemoryFetcher(routes, clock), clock=clock,
+                      analyzer=analyzer, listeners=[], spec=spec)
     clock.run(crawler.run())
     store.commit()
     return store, crawler
@@ -207,4 +228,49 @@ def test_only_articles_stores_blocks_of_articles_and_follows_every_page_s_links(
     assert crawler.stats.not_articles == sum("art" not in u for u in recs)
     md = {u: m for u, _, m, _ in store.page_markdown()}
     assert md[A + "/"] is None and md[A + "/deep-art.html"]
+    store.close()
+
+
+SITE = PipelineConfig(mode="main", algorithm="site", learn_pages=100, learn_seconds=5.0)
+
+
+def test_a_site_smaller_than_learn_pages_learns_when_the_crawl_ends(tmp_path):
+    an = LearningAnalyzer(learn=100)
+    store, crawler = run(tmp_path, site(3), an, spec=SITE)
+    assert an.learned == 1 and crawler.stats.models == 1 and crawler.stats.revised == 4
+    assert all(r["text"].startswith("revised: ") for r in pages(store).values())
+    [row] = store.site_models()
+    assert row["site"] == A and row["version"] == 1
+    store.close()
+
+
+def test_without_site_learning_nothing_is_asked_at_the_end(tmp_path):
+    an = LearningAnalyzer(learn=100)
+    store, crawler = run(tmp_path, site(3), an)  # the default spec: auto
+    assert an.finished == [] and an.learned == 0 and crawler.stats.revised == 0
+    store.close()
+
+
+def test_a_site_idle_for_learn_seconds_learns_while_others_crawl(tmp_path):
+    b = "http://b.test"
+    routes = site(2)
+    names = [f"/q{i}.html" for i in range(12)]
+    routes[b + "/"] = Response(page("home b", *names))
+    for name in names:
+        routes[b + name] = Response(page("b text " + name))
+    # one request a second per host: a.test is done after ~3 s, b.test after ~13 s
+    an = LearningAnalyzer(learn=100)
+    store, crawler = run(tmp_path, routes, an, spec=SITE, seeds=[A + "/", b + "/"], delay=1.0)
+    first = an.finished[0]
+    assert first[0] == A and first[1][b] < len(names) + 1  # learned while b.test was crawling
+    assert an.learned == 2 and crawler.stats.revised == 3 + len(names) + 1
+    assert {r["site"] for r in store.site_models()} == {A, b}
+    store.close()
+
+
+def test_a_stopped_crawl_does_not_learn_at_the_end(tmp_path):
+    an = LearningAnalyzer(learn=100)
+    store, crawler = run(tmp_path, site(8), an, spec=SITE, max_time=2.5, delay=1.0)
+    assert crawler.stats.stopped == "stopped: time limit"
+    assert an.learned == 0 and crawler.stats.revised == 0 and store.site_models() == []
     store.close()

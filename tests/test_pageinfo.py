@@ -249,6 +249,8 @@ def test_pipeline_main_mode_and_extract_set_info():
     assert SitePipeline(mode="blocks", tokenizer=WordTokenizer()).process(html, url).info is None
     doc = blockcrawl.extract(html, url)
     assert doc.info is not None and doc.info.text == doc.text and doc.info.kind == "article"
+    bare = blockcrawl.extract(html, url, info=False)
+    assert bare.info is None and bare.text == doc.text and bare.blocks == doc.blocks
 
 
 # --- bounds ----------------------------------------------------------------------------------

@@ -312,6 +312,28 @@ def test_pipeline_revises_collected_pages_without_double_chunking() -> None:
     assert res.model is None and article(50)[1][-1] in res.text
 
 
+def test_finish_learns_a_site_smaller_than_learn_pages() -> None:
+    pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=100, chunk_size=200, overlap=0)
+    assert pipe.finish() is None  # nothing collected
+    results = [pipe.process(article(k)[0], f"http://site.test/{k}") for k in range(5)]
+    assert all(r.model is None and not r.revised for r in results)
+    done = pipe.finish()
+    assert done is not None and done.model is not None and json.loads(done.model)["clusters"]
+    assert [r.url for r in done.revised] == [f"http://site.test/{k}" for k in range(5)]
+    for k, r in enumerate(done.revised):
+        for p in article(k)[1]:
+            assert p in r.text
+    texts = [c.text for r in done.revised for c in r.chunks]  # dedup rewound: none counted twice
+    assert texts and len(texts) == len(set(texts))
+    assert pipe.finish() is None  # learned: nothing more to do
+    later = pipe.process(article(7)[0], "http://site.test/7")
+    assert later.model is None and later.info is not None and later.info.cluster >= 0
+    one = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=100)
+    one.process(article(1)[0])
+    assert one.finish() is None  # one page: no model, collection goes on
+    assert SitePipeline(mode="main", tokenizer="words").finish() is None  # auto: nothing to learn
+
+
 def test_learn_seconds_is_checked_at_each_page() -> None:
     pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=100, learn_seconds=0.0)
     first = pipe.process(article(1)[0])  # one page collected, time is up: learns on one page

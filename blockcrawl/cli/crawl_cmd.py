@@ -167,7 +167,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--learn-pages", type=_positive(int), default=DEFAULTS.learn_pages, metavar="N",
                    help=f"--algorithm site: learn a site's model after N of its pages (default {DEFAULTS.learn_pages})")
     g.add_argument("--learn-seconds", type=_positive(float), default=DEFAULTS.learn_seconds, metavar="S",
-                   help="--algorithm site: or S seconds after the site's first page, if sooner "
+                   help="--algorithm site: or S seconds after the site's first page, if sooner; a site "
+                        "idle S seconds, or at the crawl's end, learns on the pages it has "
                         f"(default {DEFAULTS.learn_seconds:g})")
     g.add_argument("--no-extract", action="store_true",
                    help="only crawl: store pages (URL, status, title) and follow links, no blocks or chunks")

@@ -96,6 +96,12 @@ class Crawler:
         self._stored_models: dict[str, _SiteModel] | None = None  # the store's, read on first need
         self._model_sent: set[str] = set()
         self._models_dirty: set[str] = set()  # sites whose counts changed since their row was written
+        # sites whose pipeline may still be collecting pages for its model -> when their last page
+        # was analysed: idle for learn_seconds, or at the end of the crawl, they learn on what they
+        # have (_finish_sites); else a site under learn_pages pages crawled fast never learns
+        self._site_learning = self.spec.mode == "main" and self.spec.algorithm == "site" and self.spec.extract
+        self._idle_sites: dict[str, float] = {}
+        self._next_sweep = 0.0
         self._seen: set[str] = set()
         self._rejected: set[str] = set()
         self._later: list[tuple[float, int, Item]] = []  # retries waiting for their (wall) time
@@ -372,9 +378,13 @@ class Crawler:
                         break
                     self._launch(turn.host, turn.item, turn.blocked)
             if self._stopping and not self._inflight:
+                if self._stopping == "page limit" and self._finish_sites(None):
+                    continue  # the pages asked for are in: their sites learn before the end
                 self.stats.stopped = "stopped: " + self._stopping
                 return
             if not self._inflight and sched.idle() and not self._later:
+                if self._finish_sites(None):
+                    continue
                 if self._shared is None:
                     return  # nothing left anywhere
                 self._maybe_commit(force=True)
@@ -386,6 +396,12 @@ class Crawler:
             timeout = None
             if self._shared is not None and not self._stopping:
                 timeout = max(0.0, self._next_claim - clock.monotonic())
+            if self._idle_sites and not self._stopping:
+                if now >= self._next_sweep:
+                    self._next_sweep = now + SWEEP_INTERVAL
+                    self._finish_sites(now)
+                st = max(0.0, self._next_sweep - clock.monotonic())
+                timeout = st if timeout is None else min(timeout, st)
             can_launch = not self._stopping and self._can_fetch() and self._under_page_limit()
             wt = sched.wake_time() if can_launch else None  # else a finishing task wakes us
             if wt is not None:
@@ -740,6 +756,8 @@ class Crawler:
                              markdown=markdown, etag=res.etag, last_modified=res.last_modified, body_hash=body_hash,
                              info=result.info)
         self._learned(it.host, result)
+        if self._site_learning:
+            self._idle_sites[it.host] = self.clock.monotonic()
         if st.recrawl:
             if before is None:
                 st.new += 1
@@ -762,7 +780,31 @@ class Crawler:
             return [], [], ""
         return page.blocks, page.chunks, page.markdown
 
-    def _learned(self, site: str, page: PageOut) -> None:
+    def _finish_sites(self, now: float | None) -> bool:
+        """Sites idle for the pipeline's learn_seconds (every site when now is None: the crawl
+        is over) learn their model on the pages they collected (Analyzer.finish), one task a
+        site; True when any was started. A site is asked once per idle spell: O(sites) a sweep,
+        one sweep a SWEEP_INTERVAL."""
+        if not self._idle_sites:
+            return False
+        sites = [s for s, t in self._idle_sites.items() if now is None or now - t >= self.spec.learn_seconds]
+        for site in sites:
+            del self._idle_sites[site]
+            self._spawn(self._finish_site(site))
+        return bool(sites)
+
+    async def _finish_site(self, site: str) -> None:
+        try:
+            out = await self.analyzer.finish(site)
+        except Exception as e:  # a worker lost: the pages stay as stored (auto)
+            log.warning("%s: site model not learned at the end of its pages (%r)", site, e)
+            return
+        if out is not None and (out.model is not None or out.revised):
+            log.info("%s: site model learned on its last %d pages", site, len(out.revised))
+            self._learned(site, out, own_page=False)
+            self._wake.set()
+
+    def _learned(self, site: str, page: PageOut, own_page: bool = True) -> None:
         """After a page is stored: the earlier pages its pipeline revised replace their stored
         versions, and a model learned on it is saved (version + 1 for the site). The site's row
         counts the pages extracted with the model and those that fell back to auto (cluster -1):
@@ -792,7 +834,7 @@ class Crawler:
                 m.count(r.info)
         if m is None:
             return
-        if not fresh or engine_counts:
+        if own_page and (not fresh or engine_counts):
             m.count(page.info)
         if fresh:  # a new model is written with the page it was learned on
             self._models_dirty.discard(site)
@@ -866,6 +908,9 @@ class Crawler:
             self._accept([make_item(c, it.depth, trail=it.trail)])
         self._folded.add(it.url)
         return c
+
+
+SWEEP_INTERVAL = 1.0  # seconds between looks for sites idle long enough to learn their model
 
 
 class _SiteModel:

@@ -90,6 +90,15 @@ def load_model(site: str, model: str) -> bool:
     return True
 
 
+def finish(site: str) -> PageOut | None:
+    """The site has no more pages for now: its pipeline learns a site model on the pages it
+    collected, if it still collects (SitePipeline.finish); the revised pages and the model
+    come back as a PageOut carrying only those."""
+    p = _PIPES.get(site)
+    res = p.finish(markdown=True) if p is not None else None
+    return None if res is None else page_out(res, "", [])
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
@@ -197,5 +206,10 @@ class Analyzer:
                       extract: bool | None = None) -> PageOut:
         return await asyncio.get_running_loop().run_in_executor(
             self._pool(site), analyse, site, body, url, content_type, links, extract)
+
+    async def finish(self, site: str) -> PageOut | None:
+        if site not in self._pin:
+            return None
+        return await asyncio.get_running_loop().run_in_executor(self._pool(site), finish, site)
 
 

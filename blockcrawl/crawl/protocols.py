@@ -146,6 +146,11 @@ class Analyzer(Protocol):
         """extract: None lets the analyser skip the pipeline for a page that will not be stored
         (noindex, canonical elsewhere: process.analyse); True / False force it on / off."""
 
+    async def finish(self, site: str) -> PageOut | None:
+        """The site has no more pages for now (the crawl ends, or the site was idle for the
+        pipeline's learn_seconds): a site model still collecting pages learns on what it has.
+        The result carries only the revised pages and the model (None: nothing learned)."""
+
 
 class CrawlListener(Protocol):
     """Told about the crawl's progress (the progress bar is one)."""

@@ -5,6 +5,10 @@ SiteLearner.page(dom) -> (mask, cluster, learned): learned is None, or - on the 
 was (re)learned - the collected pages' (dom, mask, cluster) under the new model, in order, the
 current page last: the pipeline re-runs the earlier ones (PageResult.revised); [] when the model
 learned has no cluster (every page falls back: nothing to re-run).
+SiteLearner.finish() -> learned: the site has no more pages for now (the crawl ended, or the site
+was idle learn_seconds): learn on what was collected (>= MIN_CLUSTER pages), every page re-run.
+Without it a site smaller than learn_pages crawled in under learn_seconds never learned (on the
+cetd benchmark 45 of its 51 sites, 26 % of its pages).
 
 Bounds: at most learn_pages Doms are kept (with auto's masks) while collecting; learning happens
 when learn_pages pages are collected or learn_seconds have passed since the first (checked at each
@@ -17,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ...parse import Dom
-from .model import RELEARN_MIN, SiteModel, learn, log
+from .model import MIN_CLUSTER, RELEARN_MIN, SiteModel, learn, log
 
 Mask = Sequence[bool] | None
 Learned = list[tuple[Dom, Mask, int]]
@@ -66,6 +70,14 @@ class SiteLearner:
             return mask, cluster, learned
         d, m, c = learned[-1]
         return m, c, learned
+
+    def finish(self) -> Learned | None:
+        """Learn now on the pages collected (the site has no more for now); None when not
+        collecting or fewer than MIN_CLUSTER pages are held (a model needs two to tell template
+        from content: the pages stay on auto, and collection goes on if more come)."""
+        if not self.collecting or len(self.collected) < MIN_CLUSTER:
+            return None
+        return self._learn()
 
     def _learn(self) -> Learned | None:
         pages, self.collected, self.collecting = self.collected, [], False
