@@ -13,13 +13,17 @@ comments) are outvoted: a pattern must hold on MIN_PAGES pages and match little 
 
 Safety: a page far from every cluster centre (similarity < 1 - T1), or where the patterns keep
 less than FALLBACK_RATIO of auto's text (the template changed, a page of another kind), gets
-auto's mask. A cluster whose pages fall back more than RELEARN_RATE of the time (after
+auto's mask - less its nearest cluster's template text when it has a cluster (cleanportaleval's
+bbc.co.uk: 2 pages where auto kept only the "best viewed in an up-to-date browser" notice). A cluster whose pages fall back more than RELEARN_RATE of the time (after
 RELEARN_MIN pages) asks for re-learning (needs_relearn).
 
 Bounds: trees of at most tree.MAX_NODES nodes; learning is O(pages x clusters) SMDPW calls (at
 most MAX_CLUSTERS clusters) plus one linear pass per page; a page's keys cost O(DEPTH) per text
 node. Measured on cetd (bbc, nytimes, arstechnica; 1,000-1,700 nodes a page): learning on 20
 pages 0.10-0.16 s, selecting a page 4-5 ms (auto's selection alone: ~1.3 ms; parsing: ~5 ms).
+Since (bench/site_offline.py --cpu, each page's best of 3): auto's select + the model's + text
+5.5 / 7.2 / 4.5 ms a page against auto's select + text 2.1 / 3.5 / 2.4 ms and parsing 3.7 / 4.5 /
+4.7 ms on cleanportaleval / cetd / msv: x1.58 / x1.47 / x1.30 auto's CPU with parsing.
 The JSON holds each centre's tree (<= MAX_NODES signatures), <= MAX_PATTERNS patterns and <=
 MAX_TEMPLATE template leaves per cluster: 7-13 kB measured.
 """
