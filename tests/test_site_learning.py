@@ -205,8 +205,8 @@ def test_model_removes_template_and_keeps_article_text_on_several_templates() ->
             assert boiler not in text
 
 
-NOTICE = ("<p class='notice'>Reader notice: this page is best viewed in an up to date web browser with "
-          "style sheets enabled.</p>")
+NOTICE = ("<p class='notice'>Our standards: every story on this site is checked by two editors before "
+          "it is published in the paper.</p>")
 
 
 def test_template_text_auto_keeps_is_dropped_also_on_a_page_that_falls_back() -> None:
@@ -216,19 +216,19 @@ def test_template_text_auto_keeps_is_dropped_also_on_a_page_that_falls_back() ->
 
     doms = doms_of([page(k)[0] for k in range(8)])
     autos = [auto_select(d) for d in doms]
-    assert all("best viewed" in main_content(d, keep=a)[1] for d, a in zip(doms, autos))  # auto keeps it
+    assert all("two editors" in main_content(d, keep=a)[1] for d, a in zip(doms, autos))  # auto keeps it
     model = site.learn(doms, autos)
     text, cluster = model_text(model, load(page(30)[0]))
-    assert cluster >= 0 and "best viewed" not in text and all(p in text for p in page(30)[1])
+    assert cluster >= 0 and "two editors" not in text and all(p in text for p in page(30)[1])
     # the article moved out of its box: the patterns keep too little, the page falls back to auto,
     # but the notice, at its place in the template, is still dropped
     html, paras = page(31)
     body = "".join(f"<p>{p}</p>" for p in paras[:-1])
     html = html.replace(body, "").replace("</article>", f"</article><div class='longform'>{body}</div>")
     dom = load(html)
-    assert "best viewed" in main_content(dom, keep=auto_select(dom))[1]
+    assert "two editors" in main_content(dom, keep=auto_select(dom))[1]
     text, cluster = model_text(model, dom)
-    assert cluster == -1 and "best viewed" not in text and all(p in text for p in paras)
+    assert cluster == -1 and "two editors" not in text and all(p in text for p in paras)
 
 
 def test_json_round_trip_and_format_key() -> None:

@@ -13,9 +13,9 @@ comments) are outvoted: a pattern must hold on MIN_PAGES pages and match little 
 
 Safety: a page far from every cluster centre (similarity < 1 - T1), or where the patterns keep
 less than FALLBACK_RATIO of auto's text (the template changed, a page of another kind), gets
-auto's mask - less its nearest cluster's template text when it has a cluster (cleanportaleval's
-bbc.co.uk: 2 pages where auto kept only the "best viewed in an up-to-date browser" notice). A cluster whose pages fall back more than RELEARN_RATE of the time (after
-RELEARN_MIN pages) asks for re-learning (needs_relearn).
+auto's mask - less its nearest cluster's template text when it has a cluster (text the cluster
+shows is template stays out whichever mask is used). A cluster whose pages fall back more than
+RELEARN_RATE of the time (after RELEARN_MIN pages) asks for re-learning (needs_relearn).
 
 Bounds: trees of at most tree.MAX_NODES nodes; learning is O(pages x clusters) SMDPW calls (at
 most MAX_CLUSTERS clusters) plus one linear pass per page; a page's keys cost O(DEPTH) per text
@@ -174,8 +174,9 @@ class SiteModel:
 
 def _without(mask: Sequence[bool] | None, drop: set[int]) -> Sequence[bool] | None:
     """auto's mask less the template nodes of the page's cluster: a page whose patterns fail
-    still loses the cluster's template text auto kept (cleanportaleval: two bbc.co.uk pages where
-    auto kept only the "best viewed in an up-to-date web browser" notice)."""
+    still loses the cluster's template text auto kept (with 5a0086a's auto: two cleanportaleval
+    bbc.co.uk pages where auto kept only a "best viewed in an up-to-date browser" notice, +0.013;
+    since auto drops such notices itself, 0-1 pages a set)."""
     if mask is None or not drop or not any(mask[i] for i in drop if i < len(mask)):
         return mask
     out = list(mask)
