@@ -90,37 +90,66 @@ def signature(dom: Dom, i: int) -> str:
     return t + "#" if a.get("id") else t
 
 
+_SIGS: dict[tuple[str, str, bool], str] = {}  # (tag, class, has id) -> signature: a site repeats a few hundred
+
+
 def build_tree(dom: Dom, limit: int | None = None, texts: bool = True) -> Tree:
     """One pass over the body, stopping after `limit` (MAX_NODES) kept nodes; skipped subtrees
     and whitespace-only text are left out. texts=False leaves `text` empty strings (selection
-    reads the few template leaves' text from the Dom: a fifth of the pass saved)."""
+    reads the few template leaves' text from the Dom). Signatures come from a cache: a site's
+    pages repeat a few hundred (tag, class, id) triples."""
     limit = limit or MAX_NODES
     tree = Tree([], [], [], [])
     if not len(dom):
         return tree
     root = dom.body()
     keep_text = texts
-    tags, texts_, ends, skipped, parent = dom.tag, dom.text, dom.end, dom.skipped, dom.parent
+    tags, texts_, ends, skipped, parent, attrs = dom.tag, dom.text, dom.end, dom.skipped, dom.parent, dom.attrs
+    sigs = _SIGS
+    if len(sigs) > 100_000:
+        sigs.clear()
     local: dict[int, int] = {}
     kids: list[list[int]] = []  # children lists, built here (a second pass cost as much as this one)
     tree.kids = kids
+    sig, par, index, text = tree.sig, tree.parent, tree.dom_index, tree.text
     i, stop = root, ends[root]
-    while i < stop and len(tree.sig) < limit:
-        if skipped[i] or (tags[i] == TEXT and (not texts_[i] or texts_[i].isspace())):
-            i = ends[i] if tags[i] != TEXT else i + 1
-            continue
-        p = parent[i]
-        if i != root and p not in local:  # parent was cut (cannot happen in pre-order) - skip
+    n = 0
+    while i < stop and n < limit:
+        t = tags[i]
+        if t == TEXT:
+            s = texts_[i]
+            if skipped[i] or not s or s.isspace():
+                i += 1
+                continue
+        elif skipped[i]:
             i = ends[i]
             continue
-        n = local[i] = len(tree.sig)
-        kids.append([])
+        pl = -1
         if i != root:
-            kids[local[p]].append(n)
-        tree.sig.append(TEXT if tags[i] == TEXT else signature(dom, i))
-        tree.parent.append(local[p] if i != root else -1)
-        tree.dom_index.append(i)
-        tree.text.append(" ".join(texts_[i].split()) if keep_text and tags[i] == TEXT else "")
+            pl = local.get(parent[i], -2)
+            if pl == -2:  # parent was cut (cannot happen in pre-order) - skip
+                i = ends[i]
+                continue
+            kids[pl].append(n)
+        local[i] = n
+        kids.append([])
+        if t == TEXT:
+            sig.append(TEXT)
+            text.append(" ".join(s.split()) if keep_text else "")
+        else:
+            a = attrs[i]
+            if a:
+                key = (t, a.get("class") or "", bool(a.get("id")))
+                g = sigs.get(key)
+                if g is None:
+                    g = sigs[key] = signature(dom, i)
+                sig.append(g)
+            else:
+                sig.append(t)
+            text.append("")
+        par.append(pl)
+        index.append(i)
+        n += 1
         i += 1
     return tree
 
