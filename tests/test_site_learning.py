@@ -89,6 +89,30 @@ def test_dp_alignment_survives_an_inserted_block() -> None:
     assert sim > 0.6
 
 
+def test_body_class_naming_the_page_does_not_split_the_template() -> None:
+    # MediaWiki writes the page name into <body class="... page-Thomas_Jefferson ...">: the roots
+    # are the same element whatever their class (every cetd Wikipedia pair scored 0.0 before)
+    a, b = (article(k)[0].replace("<body>", f"<body class='mediawiki page-Story_{k}'>") for k in (1, 2))
+    assert st.similarity(st.build_tree(load(a)), st.build_tree(load(b))) > 0.9
+
+
+def test_lcs_pairs_with_common_ends_are_a_longest_common_subsequence() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        a = [rng.choice("abc") for _ in range(rng.randint(0, 12))]
+        b = [rng.choice("abc") for _ in range(rng.randint(0, 12))]
+        if rng.random() < 0.5:  # shared head and tail, as pages of one template have
+            a, b = ["h", "x"] + a + ["f"], ["h", "x"] + b + ["f"]
+        pairs = st._lcs_pairs(a, b)
+        assert all(a[i] == b[j] for i, j in pairs)
+        assert all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in zip(pairs, pairs[1:]))
+        best = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]  # the textbook DP
+        for i in range(len(a)):
+            for j in range(len(b)):
+                best[i + 1][j + 1] = best[i][j] + 1 if a[i] == b[j] else max(best[i][j + 1], best[i + 1][j])
+        assert len(pairs) == best[len(a)][len(b)]
+
+
 def test_depth1_weights_grow_toward_the_ends() -> None:
     w = st.depth1_weights(5)
     assert sum(w) == pytest.approx(1.0) and w[0] == w[4] > w[1] > w[2]
@@ -135,6 +159,34 @@ def test_node_keys_bounded_depth() -> None:
     assert "d:div.x#" in keys and len(keys) < 15
 
 
+def test_node_keys_shared_memo_gives_the_same_keys() -> None:
+    # the memo (ancestor chain -> keys) shared by a site's pages changes nothing but the time
+    memo: dict[tuple[str, ...], list[str]] = {}
+    for k in range(4):
+        d = load(article(k)[0] if k % 2 else listing(k))
+        fresh, shared = pp.Labeller(d), pp.Labeller(d, memo)
+        nodes = [i for i in range(len(d)) if d.tag[i] == "#text" and d.text[i].strip()]
+        assert [pp.node_keys(shared, i) for i in nodes] == [pp.node_keys(fresh, i) for i in nodes]
+    assert memo and all(len(c) <= pp.DEPTH for c in memo)
+    d = load("<html><body>" + "<div class='x'>" * 5000 + "<p>t</p>" + "</div>" * 5000 + "</body></html>")
+    i = max(k for k in range(len(d)) if d.tag[k] == "#text")
+    assert pp.node_keys(pp.Labeller(d, memo), i) == pp.node_keys(pp.Labeller(d), i)
+
+
+def test_combine_modes_add_pattern_text_where_they_say() -> None:
+    html, paras = article(3)
+    dom = load(html)
+    auto = auto_select(dom)
+    side = "Mayor opens the new bridge"
+    assert side not in main_content(dom, keep=auto)[1]
+    c = site.Cluster(st.Tree([], [], [], []), ["d:aside.side#", "d:div.story-body#"], {})
+    texts = {mode: main_content(dom, keep=site.model.apply(dom, c, auto, mode)[0])[1]
+             for mode in ("union", "region", "auto", "model")}
+    assert side in texts["union"] and side in texts["model"]  # the pattern matches the aside
+    assert side not in texts["region"] and side not in texts["auto"]  # outside auto's article
+    assert all(p in texts[m] for p in paras for m in texts)
+
+
 # ---------------------------------------------------------------------------------- the model
 def test_model_removes_template_and_keeps_article_text_on_several_templates() -> None:
     pages = [article(k) for k in range(8)]
@@ -151,6 +203,32 @@ def test_model_removes_template_and_keeps_article_text_on_several_templates() ->
             assert p in text
         for boiler in ("Home", "Copyright 2026", "Popular now", "Mayor opens the new bridge"):
             assert boiler not in text
+
+
+NOTICE = ("<p class='notice'>Our standards: every story on this site is checked by two editors before "
+          "it is published in the paper.</p>")
+
+
+def test_template_text_auto_keeps_is_dropped_also_on_a_page_that_falls_back() -> None:
+    def page(k: int) -> tuple[str, list[str]]:
+        html, paras = article(k)
+        return html.replace("<div class='story-body'>", "<div class='story-body'>" + NOTICE), paras
+
+    doms = doms_of([page(k)[0] for k in range(8)])
+    autos = [auto_select(d) for d in doms]
+    assert all("two editors" in main_content(d, keep=a)[1] for d, a in zip(doms, autos))  # auto keeps it
+    model = site.learn(doms, autos)
+    text, cluster = model_text(model, load(page(30)[0]))
+    assert cluster >= 0 and "two editors" not in text and all(p in text for p in page(30)[1])
+    # the article moved out of its box: the patterns keep too little, the page falls back to auto,
+    # but the notice, at its place in the template, is still dropped
+    html, paras = page(31)
+    body = "".join(f"<p>{p}</p>" for p in paras[:-1])
+    html = html.replace(body, "").replace("</article>", f"</article><div class='longform'>{body}</div>")
+    dom = load(html)
+    assert "two editors" in main_content(dom, keep=auto_select(dom))[1]
+    text, cluster = model_text(model, dom)
+    assert cluster == -1 and "two editors" not in text and all(p in text for p in paras)
 
 
 def test_json_round_trip_and_format_key() -> None:

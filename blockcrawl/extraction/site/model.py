@@ -13,13 +13,17 @@ comments) are outvoted: a pattern must hold on MIN_PAGES pages and match little 
 
 Safety: a page far from every cluster centre (similarity < 1 - T1), or where the patterns keep
 less than FALLBACK_RATIO of auto's text (the template changed, a page of another kind), gets
-auto's mask. A cluster whose pages fall back more than RELEARN_RATE of the time (after
-RELEARN_MIN pages) asks for re-learning (needs_relearn).
+auto's mask - less its nearest cluster's template text when it has a cluster (text the cluster
+shows is template stays out whichever mask is used). A cluster whose pages fall back more than
+RELEARN_RATE of the time (after RELEARN_MIN pages) asks for re-learning (needs_relearn).
 
 Bounds: trees of at most tree.MAX_NODES nodes; learning is O(pages x clusters) SMDPW calls (at
 most MAX_CLUSTERS clusters) plus one linear pass per page; a page's keys cost O(DEPTH) per text
 node. Measured on cetd (bbc, nytimes, arstechnica; 1,000-1,700 nodes a page): learning on 20
 pages 0.10-0.16 s, selecting a page 4-5 ms (auto's selection alone: ~1.3 ms; parsing: ~5 ms).
+Since (bench/site_offline.py --cpu, each page's best of 3): auto's select + the model's + text
+5.5 / 7.2 / 4.5 ms a page against auto's select + text 2.1 / 3.5 / 2.4 ms and parsing 3.7 / 4.5 /
+4.7 ms on cleanportaleval / cetd / msv: x1.58 / x1.47 / x1.30 auto's CPU with parsing.
 The JSON holds each centre's tree (<= MAX_NODES signatures), <= MAX_PATTERNS patterns and <=
 MAX_TEMPLATE template leaves per cluster: 7-13 kB measured.
 """
@@ -55,6 +59,7 @@ RELEARN_MIN = 10
 # element holding EXPAND of auto's text (its article container), template nodes excepted
 EXPAND = 0.0
 EXPAND_MIN = 0  # ... only text nodes of this many characters, not inside a link
+REGION_SHARE = 0.8  # combine "region": pattern text is added inside the element holding this share
 MAX_TEXT_NODES = 5000  # text nodes per page used for training
 Aligner = Callable[[int, int], tuple[float, list[tuple[int, int]]]]
 
@@ -71,6 +76,9 @@ class Cluster:
     template: dict[int, str]  # centre leaf -> text_key of its text
     pages: int = 0  # pages selected since learning
     fallbacks: int = 0
+    # ancestor chain -> pattern keys, shared by the pages selected (patterns.Labeller; not saved)
+    memo: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False, compare=False)
+    hits: dict[tuple[str, ...], bool] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(slots=True)
@@ -131,22 +139,25 @@ class SiteModel:
         return best, best_leaves
 
     def select(self, dom: Dom, auto_mask: Sequence[bool] | None) -> tuple[Sequence[bool] | None, int]:
-        """(keep mask, cluster) of a page; cluster -1 and auto_mask when the page falls back."""
+        """(keep mask, cluster) of a page; cluster -1 when the page falls back: auto_mask, less
+        the template text of its nearest cluster when it has one (a page far from every centre
+        gets auto_mask itself)."""
         if not len(dom) or not self.clusters:
             self.unassigned += 1
             return auto_mask, -1
-        tree = build_tree(dom)
+        tree = build_tree(dom, texts=False)
         k, leaves = self.cluster_of(dom, tree)
         if k < 0:
             self.unassigned += 1
             return auto_mask, -1
         c = self.clusters[k]
         c.pages += 1
-        shared = {tree.dom_index[y] for x, y in leaves if x in c.template and c.template[x] == text_key(tree.text[y])}
+        shared = {tree.dom_index[y] for x, y in leaves
+                  if x in c.template and c.template[x] == text_key(dom.text[tree.dom_index[y]])}
         mask, matched = apply(dom, c, auto_mask, self.combine, shared)
         if mask is None or matched < self.fallback_ratio * _kept_len(dom, auto_mask):
             c.fallbacks += 1
-            return auto_mask, -1
+            return _without(auto_mask, shared), -1
         return mask, k
 
     def reset_counts(self) -> None:
@@ -159,6 +170,20 @@ class SiteModel:
         if self.pages >= RELEARN_MIN and self.fallbacks > RELEARN_RATE * self.pages:
             return True
         return any(c.pages >= RELEARN_MIN and c.fallbacks > RELEARN_RATE * c.pages for c in self.clusters)
+
+
+def _without(mask: Sequence[bool] | None, drop: set[int]) -> Sequence[bool] | None:
+    """auto's mask less the template nodes of the page's cluster: a page whose patterns fail
+    still loses the cluster's template text auto kept (with 5a0086a's auto: two cleanportaleval
+    bbc.co.uk pages where auto kept only a "best viewed in an up-to-date browser" notice, +0.013;
+    since auto drops such notices itself, 0-1 pages a set)."""
+    if mask is None or not drop or not any(mask[i] for i in drop if i < len(mask)):
+        return mask
+    out = list(mask)
+    for i in drop:
+        if i < len(out):
+            out[i] = False
+    return out
 
 
 def _kept_len(dom: Dom, mask: Sequence[bool] | None) -> int:
@@ -214,24 +239,47 @@ def _text_nodes(dom: Dom) -> list[int]:
 
 def apply(dom: Dom, c: Cluster, auto_mask: Sequence[bool] | None, combine: str = COMBINE,
           shared: set[int] | frozenset[int] = frozenset()) -> tuple[list[bool] | None, int]:
-    """The cluster's mask of a page - text nodes matching a pattern, less the template nodes
-    `shared` (and with combine "union", auto's nodes too, less those) - and the length of the
-    text the patterns alone keep (what the fallback test compares with auto's)."""
+    """The cluster's mask of a page, less the template nodes `shared` - combine "model": the text
+    nodes matching a pattern; "union": those and auto's; "region": auto's, and those inside auto's
+    article container (the deepest element holding REGION_SHARE of auto's text); "auto": auto's
+    alone - and the length of the text the patterns alone keep (what the fallback test compares
+    with auto's)."""
     if not c.patterns:
         return None, 0
     pats = set(c.patterns)
-    lab = pp.Labeller(dom)
-    tags, texts = dom.tag, dom.text
-    keep = [tags[i] == TEXT and (not texts[i] or texts[i].isspace()) for i in range(len(dom))]
-    union = auto_mask if combine == "union" and auto_mask is not None else ()
+    lab = pp.Labeller(dom, c.memo)
+    hits = c.hits  # ancestor chain -> matches a pattern (kept across the cluster's pages)
+    if len(hits) >= pp.MEMO_MAX:
+        hits.clear()
+    by_parent: dict[int, bool] = {}
+    tags, texts, skipped, parent = dom.tag, dom.text, dom.skipped, dom.parent
+    union = auto_mask if combine != "model" and auto_mask is not None else ()
+    lo, hi = (region(dom, auto_mask, REGION_SHARE) if combine == "region" else
+              (0, 0) if combine == "auto" else (0, len(dom)))
+    keep = [False] * len(dom)
     matched = 0
-    for i in _text_nodes(dom):
-        if i in shared:
+    for i in range(len(dom)):  # one pass: text nodes only (whitespace is kept as is)
+        if tags[i] != TEXT:
             continue
-        if any(k in pats for k in pp.node_keys(lab, i)):
+        s = texts[i]
+        if not s or s.isspace():
             keep[i] = True
-            matched += len(texts[i].strip())
-        elif i < len(union) and union[i]:
+            continue
+        if skipped[i] or i in shared:
+            continue
+        p = parent[i]
+        h = by_parent.get(p)
+        if h is None:
+            chain = pp.chain(lab, p)
+            h = hits.get(chain)
+            if h is None:
+                h = hits[chain] = any(k in pats for k in pp.node_keys(lab, i))
+            by_parent[p] = h
+        if h:
+            matched += len(s.strip())
+            if lo <= i < hi:
+                keep[i] = True
+        if i < len(union) and union[i]:
             keep[i] = True
     return keep, matched
 
@@ -303,6 +351,7 @@ def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | No
     need = max(1, math.ceil(template_share * (len(members) - 1)))
     template = {x: text_key(ct.text[x]) for x, n in hits.most_common(MAX_TEMPLATE) if n >= need}
     samples: list[pp.Sample] = []
+    memo: dict[tuple[str, ...], list[str]] = {}
     for pi, m in enumerate(members):
         d, mask = doms[m], auto_masks[m]
         if m == centre:
@@ -311,7 +360,7 @@ def _learn_cluster(doms: Sequence[Dom], auto_masks: Sequence[Sequence[bool] | No
             mt = trees[m]
             shared = {mt.dom_index[y] for x, y in pairs[m] if x in template and ct.text[x] == mt.text[y]}
         lo, hi = region(d, mask, expand) if expand else (0, 0)
-        lab = pp.Labeller(d)
+        lab = pp.Labeller(d, memo)
         for i in _text_nodes(d)[:MAX_TEXT_NODES]:
             pos = (bool(mask is not None and i < len(mask) and mask[i])
                    or (lo <= i < hi and len(d.text[i].strip()) >= expand_min and not _in_link(d, i))) \

@@ -36,15 +36,24 @@ MIN_PAGES = 2  # a pattern must cover positives on this many training pages (whe
 _NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
+MEMO_MAX = 50_000  # ancestor chains remembered per memo (a Labeller's, or one shared by pages)
+
+
 class Labeller:
-    """Per-page cache of element labels (plain tag, and tag with class/id without digits)."""
+    """Per-page cache of element labels (plain tag, and tag with class/id without digits) and of
+    each parent's keys; `memo` (ancestor-label chain -> keys) may be shared by the pages of a
+    site: their text nodes sit under the same few hundred chains, so a page's keys are mostly
+    dictionary look-ups (the keys of cetd's and msv's 484k text nodes, one memo a set: 4.0 -> 1.8 s
+    CPU, the same keys)."""
 
-    __slots__ = ("dom", "_attr", "keys")
+    __slots__ = ("dom", "_attr", "keys", "memo", "chains")
 
-    def __init__(self, dom: Dom) -> None:
+    def __init__(self, dom: Dom, memo: dict[tuple[str, ...], list[str]] | None = None) -> None:
         self.dom = dom
         self._attr: dict[int, str] = {}
         self.keys: dict[int, list[str]] = {}  # parent element -> keys of a text node under it
+        self.memo: dict[tuple[str, ...], list[str]] = memo if memo is not None else {}
+        self.chains: dict[int, tuple[str, ...]] = {}  # element -> its chain of labels
 
     def attr(self, i: int) -> str:
         s = self._attr.get(i)
@@ -64,30 +73,59 @@ class Labeller:
 
 def node_keys(lab: Labeller, i: int) -> list[str]:
     """The pattern keys of text node i (see the module docstring); text nodes under one parent
-    share them (cached)."""
+    share them (cached), and so do parents with the same chain of DEPTH ancestor labels (memo)."""
     d = lab.dom
-    tags, parent = d.tag, d.parent
+    parent = d.parent
     cached = lab.keys.get(parent[i])
     if cached is not None:
         return cached
+    key = chain(lab, parent[i])
+    keys = lab.memo.get(key)
+    if keys is None:
+        if len(lab.memo) >= MEMO_MAX:
+            lab.memo.clear()
+        keys = lab.memo[key] = _chain_keys(key)
+    lab.keys[parent[i]] = keys
+    return keys
+
+
+def chain(lab: Labeller, p: int) -> tuple[str, ...]:
+    """Labels of element p and its ancestors, nearest first, at most DEPTH: built from the
+    nearest ancestor's chain already known (each element's chain is built once: O(DEPTH) a node
+    at any nesting)."""
+    c = lab.chains.get(p)
+    if c is not None:
+        return c
+    parent = lab.dom.parent
+    todo: list[int] = []
+    q = p
+    while q >= 0 and q not in lab.chains:
+        todo.append(q)
+        q = parent[q]
+    base = lab.chains[q] if q >= 0 else ()
+    for e in reversed(todo):
+        base = ((lab.attr(e),) + base)[:DEPTH]
+        lab.chains[e] = base
+    return base
+
+
+def _chain_keys(chain: tuple[str, ...]) -> list[str]:
+    """The keys of a text node whose ancestors (nearest first, at most DEPTH) have these labels;
+    a label is the tag, or "tag.class#id" (a tag name holds no ".")."""
     plain = [TEXT]
     attr = [TEXT]
     keys: list[str] = []
     anchors = 0
-    p = parent[i]
-    steps = 0
     maxlen = max(max(PLAIN_LENGTHS), max(ATTR_LENGTHS))
-    while p >= 0 and steps < DEPTH:
-        steps += 1
-        a = lab.attr(p)
+    for steps, a in enumerate(chain, 1):
+        tag = a.split(".", 1)[0] if "." in a else a
         if len(plain) < maxlen:
-            plain.append(tags[p])
+            plain.append(tag)
             attr.append(a)
-        if anchors < ANCHORS and a != tags[p] and tags[p] not in ("html", "body"):
+        if anchors < ANCHORS and a != tag and tag not in ("html", "body"):
             keys.append("d:" + a)
             keys.append("r:" + a + ">" + "/".join(reversed(plain[:steps])))
             anchors += 1
-        p = parent[p]
     for n in PLAIN_LENGTHS:
         if len(plain) >= n:
             keys.append(f"s{n}:" + "/".join(reversed(plain[:n])))
@@ -96,7 +134,6 @@ def node_keys(lab: Labeller, i: int) -> list[str]:
             keys.append(f"a{n}:" + "/".join(reversed(attr[:n])))
     if len(plain) < min(PLAIN_LENGTHS):  # a shallow page: its whole path
         keys.append("s:" + "/".join(reversed(plain)))
-    lab.keys[parent[i]] = keys
     return keys
 
 

@@ -13,10 +13,12 @@ signatures (tag, attribute names, class value without digits) are equal; the chi
 matched nodes are aligned by a longest-common-subsequence dynamic programme over their signature
 sequences, so an inserted banner or one more paragraph shifts nothing. A matched leaf scores the
 mean of its weights in both trees; the similarity is the sum, in [0, 1]. The walk is an explicit
-stack (no recursion); a child-list pair of more than MAX_CELLS cells is aligned by common prefix
-and suffix plus positional pairing of the middle instead of the DP (bounded: a forum page with
-2,000 sibling posts). Every node is in at most one matched pair, so the cost is
-O(K * sqrt(MAX_CELLS)) at worst; measured 1-2 ms for two 1,500-node news pages.
+stack (no recursion); the common prefix and suffix of two child lists are paired first (equal
+lists, the common case within a template, cost one comparison) and the middle goes to the DP, or,
+over MAX_CELLS cells, to positional pairing (bounded: a forum page with 2,000 sibling posts).
+Every node is in at most one matched pair, so the cost is O(K * sqrt(MAX_CELLS)) at worst;
+measured 1-2 ms for two 1,500-node news pages (~1 ms a page within a template since the ends are
+paired first).
 
 The matched pairs are also the "shared parts" of two pages: a matched text leaf with the same text
 on both is template (align() returns them).
@@ -44,6 +46,7 @@ class Tree:
     dom_index: list[int]
     text: list[str]
     kids: list[list[int]] | None = None  # children lists, built on first use
+    kid_sigs: list[list[str]] | None = None  # their signatures (a centre's: built once, reused)
 
     def __len__(self) -> int:
         return len(self.sig)
@@ -56,6 +59,12 @@ class Tree:
                     out[p].append(k)
             self.kids = out
         return self.kids
+
+    def child_sigs(self) -> list[list[str]]:
+        if self.kid_sigs is None:
+            sig = self.sig
+            self.kid_sigs = [[sig[k] for k in kx] for kx in self.children()]
+        return self.kid_sigs
 
     def to_json(self) -> dict[str, list[int] | list[str]]:
         return {"sig": self.sig, "parent": self.parent}
@@ -81,30 +90,66 @@ def signature(dom: Dom, i: int) -> str:
     return t + "#" if a.get("id") else t
 
 
-def build_tree(dom: Dom, limit: int | None = None) -> Tree:
+_SIGS: dict[tuple[str, str, bool], str] = {}  # (tag, class, has id) -> signature: a site repeats a few hundred
+
+
+def build_tree(dom: Dom, limit: int | None = None, texts: bool = True) -> Tree:
     """One pass over the body, stopping after `limit` (MAX_NODES) kept nodes; skipped subtrees
-    and whitespace-only text are left out."""
+    and whitespace-only text are left out. texts=False leaves `text` empty strings (selection
+    reads the few template leaves' text from the Dom). Signatures come from a cache: a site's
+    pages repeat a few hundred (tag, class, id) triples."""
     limit = limit or MAX_NODES
     tree = Tree([], [], [], [])
     if not len(dom):
         return tree
     root = dom.body()
-    tags, texts, ends, skipped, parent = dom.tag, dom.text, dom.end, dom.skipped, dom.parent
+    keep_text = texts
+    tags, texts_, ends, skipped, parent, attrs = dom.tag, dom.text, dom.end, dom.skipped, dom.parent, dom.attrs
+    sigs = _SIGS
+    if len(sigs) > 100_000:
+        sigs.clear()
     local: dict[int, int] = {}
+    kids: list[list[int]] = []  # children lists, built here (a second pass cost as much as this one)
+    tree.kids = kids
+    sig, par, index, text = tree.sig, tree.parent, tree.dom_index, tree.text
     i, stop = root, ends[root]
-    while i < stop and len(tree.sig) < limit:
-        if skipped[i] or (tags[i] == TEXT and (not texts[i] or texts[i].isspace())):
-            i = ends[i] if tags[i] != TEXT else i + 1
-            continue
-        p = parent[i]
-        if i != root and p not in local:  # parent was cut (cannot happen in pre-order) - skip
+    n = 0
+    while i < stop and n < limit:
+        t = tags[i]
+        if t == TEXT:
+            s = texts_[i]
+            if skipped[i] or not s or s.isspace():
+                i += 1
+                continue
+        elif skipped[i]:
             i = ends[i]
             continue
-        local[i] = len(tree.sig)
-        tree.sig.append(TEXT if tags[i] == TEXT else signature(dom, i))
-        tree.parent.append(local[p] if i != root else -1)
-        tree.dom_index.append(i)
-        tree.text.append(" ".join(texts[i].split()) if tags[i] == TEXT else "")
+        pl = -1
+        if i != root:
+            pl = local.get(parent[i], -2)
+            if pl == -2:  # parent was cut (cannot happen in pre-order) - skip
+                i = ends[i]
+                continue
+            kids[pl].append(n)
+        local[i] = n
+        kids.append([])
+        if t == TEXT:
+            sig.append(TEXT)
+            text.append(" ".join(s.split()) if keep_text else "")
+        else:
+            a = attrs[i]
+            if a:
+                key = (t, a.get("class") or "", bool(a.get("id")))
+                g = sigs.get(key)
+                if g is None:
+                    g = sigs[key] = signature(dom, i)
+                sig.append(g)
+            else:
+                sig.append(t)
+            text.append("")
+        par.append(pl)
+        index.append(i)
+        n += 1
         i += 1
     return tree
 
@@ -122,27 +167,41 @@ def depth1_weights(n: int, boost: float = ENDS_BOOST) -> list[float]:
 
 
 def _lcs_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
-    """Index pairs of a longest common subsequence of two signature lists (DP, two tables)."""
+    """Index pairs of a longest common subsequence of two signature lists: the common prefix and
+    suffix (always part of some LCS), the middle by DP (two tables), or by _ends_pairs when it
+    is over MAX_CELLS. Pages of one template mostly have equal child lists: one comparison."""
+    if sa == sb:
+        return [(k, k) for k in range(len(sa))]
     n, m = len(sa), len(sb)
-    if n * m > MAX_CELLS:
-        return _ends_pairs(sa, sb)
-    # dp[i][j] = LCS length of sa[i:], sb[j:]
-    dp = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        row, nxt, x = dp[i], dp[i + 1], sa[i]
-        for j in range(m - 1, -1, -1):
-            row[j] = nxt[j + 1] + 1 if x == sb[j] else (nxt[j] if nxt[j] >= row[j + 1] else row[j + 1])
-    out: list[tuple[int, int]] = []
-    i = j = 0
-    while i < n and j < m:
-        if sa[i] == sb[j]:
-            out.append((i, j))
-            i += 1
-            j += 1
-        elif dp[i + 1][j] >= dp[i][j + 1]:
-            i += 1
-        else:
-            j += 1
+    lo = 0
+    while lo < n and lo < m and sa[lo] == sb[lo]:
+        lo += 1
+    hi = 0
+    while hi < n - lo and hi < m - lo and sa[n - 1 - hi] == sb[m - 1 - hi]:
+        hi += 1
+    out = [(k, k) for k in range(lo)]
+    ma, mb = sa[lo:n - hi], sb[lo:m - hi]
+    r, c = len(ma), len(mb)
+    if r * c > MAX_CELLS:
+        out += [(lo + i, lo + j) for i, j in _ends_pairs(ma, mb)]
+    elif r and c:
+        # dp[i][j] = LCS length of ma[i:], mb[j:]
+        dp = [[0] * (c + 1) for _ in range(r + 1)]
+        for i in range(r - 1, -1, -1):
+            row, nxt, x = dp[i], dp[i + 1], ma[i]
+            for j in range(c - 1, -1, -1):
+                row[j] = nxt[j + 1] + 1 if x == mb[j] else (nxt[j] if nxt[j] >= row[j + 1] else row[j + 1])
+        i = j = 0
+        while i < r and j < c:
+            if ma[i] == mb[j]:
+                out.append((lo + i, lo + j))
+                i += 1
+                j += 1
+            elif dp[i + 1][j] >= dp[i][j + 1]:
+                i += 1
+            else:
+                j += 1
+    out += [(n - hi + k, m - hi + k) for k in range(hi)]
     return out
 
 
@@ -168,14 +227,16 @@ def align(a: Tree, b: Tree, boost: float = ENDS_BOOST) -> tuple[float, list[tupl
     Iterative: a stack of matched pairs with their weights in each tree."""
     if not len(a) or not len(b):
         return (1.0 if len(a) == len(b) else 0.0), []
-    if a.sig[0] != b.sig[0]:
+    # the roots are the same element (<body>) whatever their class: MediaWiki names the page in
+    # it ("page-Thomas_Jefferson"), which made every pair of cetd's Wikipedia pages 0.0
+    if _tag(a.sig[0]) != _tag(b.sig[0]):
         return 0.0, []
     ca, cb = a.children(), b.children()
+    ga, gb = a.child_sigs(), b.child_sigs()
     total = 0.0
     leaves: list[tuple[int, int]] = []
     # (node in a, node in b, weight in a, weight in b, depth-1 level assigned yet?)
     stack: list[tuple[int, int, float, float, bool]] = [(0, 0, 1.0, 1.0, False)]
-    sa, sb = a.sig, b.sig
     while stack:
         x, y, wa, wb, placed = stack.pop()
         kx, ky = ca[x], cb[y]
@@ -186,12 +247,16 @@ def align(a: Tree, b: Tree, boost: float = ENDS_BOOST) -> tuple[float, list[tupl
             continue
         if not placed and (len(kx) >= 2 or len(ky) >= 2):
             wsa, wsb = depth1_weights(len(kx), boost), depth1_weights(len(ky), boost)
-            placed = True
-        else:
-            wsa, wsb = [1.0 / len(kx)] * len(kx), [1.0 / len(ky)] * len(ky)
-        for i, j in _lcs_pairs([sa[k] for k in kx], [sb[k] for k in ky]):
-            stack.append((kx[i], ky[j], wa * wsa[i], wb * wsb[j], placed))
+            for i, j in _lcs_pairs(ga[x], gb[y]):
+                stack.append((kx[i], ky[j], wa * wsa[i], wb * wsb[j], True))
+        else:  # below depth 1 a node's weight is split evenly among its children
+            fa, fb = wa / len(kx), wb / len(ky)
+            stack.extend([(kx[i], ky[j], fa, fb, placed) for i, j in _lcs_pairs(ga[x], gb[y])])
     return min(1.0, total), leaves
+
+
+def _tag(sig: str) -> str:
+    return sig.split(".", 1)[0].rstrip("#")
 
 
 def similarity(a: Tree, b: Tree, boost: float = ENDS_BOOST) -> float:
