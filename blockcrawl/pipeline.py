@@ -147,6 +147,22 @@ class PageResult:
     model: str | None = None
 
 
+@dataclass(slots=True)
+class _First:
+    """A page collected for site learning as it was first processed."""
+
+    dom: Dom
+    keep: Sequence[bool] | None
+    blocks: list[Block]  # before the site's dedup
+    result: PageResult
+    markdown: bool
+    images: bool
+
+
+def _same(a: Sequence[bool] | None, b: Sequence[bool] | None) -> bool:
+    return a is b or (a is not None and b is not None and len(a) == len(b) and list(a) == list(b))
+
+
 class SitePipeline:
     """SitePipeline(config), or SitePipeline(mode=..., chunk_size=...) with PipelineConfig's
     fields as keywords (over config's, if both). tokenizer may also be a Tokenizer object, and
@@ -176,6 +192,10 @@ class SitePipeline:
             from .extraction.site.learner import SiteLearner
             self.site = SiteLearner(c.learn_pages, c.learn_seconds)
         self._dedup_mark: Deduper | None = None  # the dedup state when the site's collection began
+        # the collected pages' first results (their mask, blocks before dedup, result): a page the
+        # model gives the same mask is not extracted, described and chunked again (_rerun)
+        self._firsts: list[_First] = []
+        self._collect: Dom | None = None  # the page being processed was collected for learning
 
     def load_model(self, model_json: str) -> None:
         """Restore a saved site model (crawl --resume); later pages use it. A pipeline whose
@@ -249,8 +269,12 @@ class SitePipeline:
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds), info,
-                          revised=revised, model=model)
+        res = PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds), info,
+                         revised=revised, model=model)
+        if self._collect is dom:
+            self._collect = None
+            self._firsts.append(_First(dom, keep, blocks, res, markdown, images))  # type: ignore[arg-type]
+        return res
 
     def _site_page(self, dom: Dom, markdown: bool, images: bool
                    ) -> tuple[Sequence[bool] | None, int, list[PageResult], str | None]:
@@ -261,8 +285,11 @@ class SitePipeline:
             # a fresh deduper (a site's first pages) is marked as such, not copied (~ms a site)
             fresh = self.deduper is None or not self.deduper.hashes
             self._dedup_mark = None if fresh else copy.deepcopy(self.deduper)
+            self._firsts = []
         keep, cluster, learned = site.page(dom)
         if learned is None:
+            if site.collecting and site.collected and site.collected[-1][0] is dom:
+                self._collect = dom
             return keep, cluster, [], None
         assert site.model is not None
         if not learned:  # a model without clusters: the pages stay as they were
@@ -278,7 +305,42 @@ class SitePipeline:
         self.deduper = self._dedup_mark if self._dedup_mark is not None else \
             Deduper(near=self.config.near_dedup) if self.config.dedup else None
         self._dedup_mark = None
-        return [self.process_dom(d, k, markdown=markdown, images=images, cluster=c) for d, k, c in pages]
+        firsts = {id(f.dom): f for f in self._firsts}
+        self._firsts = []
+        out = []
+        for d, k, c in pages:
+            f = firsts.get(id(d))
+            if f is not None and f.dom is d and f.markdown == markdown and f.images == images:
+                if _same(k, f.keep):
+                    out.append(self._again(f, c))
+                    continue
+                blocks, text = main_content(d, self.algorithm, self.full_path, k, self.selector)
+                if text == f.result.text and [b.hash for b in blocks] == [b.hash for b in f.blocks]:
+                    out.append(self._again(f, c, d, k))
+                    continue
+            out.append(self.process_dom(d, k, markdown=markdown, images=images, cluster=c))
+        return out
+
+    def _again(self, f: _First, cluster: int, dom: Dom | None = None,
+               keep: Sequence[bool] | None = None) -> PageResult:
+        """A collected page whose blocks and text are the same under the model (the model's mask
+        may differ in nodes that make no block: white space, a title already counted): its first
+        result is reused, info with the new cluster, without describing (page info ~3-4 ms) and
+        chunking it again; only the dedup runs again (an earlier revised page may now hold one of
+        its blocks), the chunks are made again only if that changed which blocks are new, and the
+        Markdown is made again from the new mask when the mask differs (dom given)."""
+
+        r = f.result
+        new = list(self.deduper.filter(f.blocks)) if self.deduper else f.blocks
+        chunks = r.chunks if [b.hash for b in new] == [b.hash for b in r.blocks] else \
+            chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=r.title)
+        info = replace(r.info, cluster=cluster) if r.info is not None else None
+        md = r.markdown
+        if dom is not None and f.markdown:
+            mds: list[str] = []
+            main_content(dom, self.algorithm, self.full_path, keep, self.selector, markdown=mds, images=f.images)
+            md = "".join(mds)
+        return PageResult(r.url, r.title, r.text, new, chunks, len(f.blocks) - len(new), md, info)
 
     def finish(self, *, markdown: bool = False, images: bool = False) -> PageResult | None:
         """The site has no more pages for now (the crawl ended, or the site was idle): a site

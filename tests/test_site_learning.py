@@ -367,3 +367,44 @@ def test_learning_time_is_bounded() -> None:
     for d, a in zip(doms, autos):
         model.select(d, a)
     assert time.process_time() - t0 < 5
+
+
+def test_revising_a_page_with_its_first_mask_reuses_its_result_and_equals_a_full_rerun(monkeypatch) -> None:
+    """SitePipeline._again (a collected page the model gives the mask it had) must give what
+    processing the page again gives: same blocks after the rewound dedup, chunks, text, Markdown,
+    info with the new cluster. The site repeats a block across pages so the dedup matters."""
+    import blockcrawl.pipeline as pl
+
+    def pages() -> list[tuple[str, str]]:
+        out = []
+        for k in range(6):
+            html = article(k)[0].replace("</article>", "<p>" + "Shared closing line of every story, kept once. " * 3
+                                         + "</p></article>")
+            out.append((html, f"http://site.test/{k}"))
+        out.append((listing(1), "http://site.test/l1"))
+        return out
+
+    def run() -> list[pl.PageResult]:
+        pipe = SitePipeline(mode="main", algorithm="site", tokenizer="words", learn_pages=100, chunk_size=60, overlap=0)
+        for html, url in pages():
+            pipe.process_dom(load(html, url), markdown=True)
+        done = pipe.finish(markdown=True)
+        assert done is not None
+        return done.revised
+
+    calls: list[int] = []
+    again = pl.SitePipeline._again
+
+    def counting(self, f, cluster, *rest):  # type: ignore[no-untyped-def]
+        calls.append(cluster)
+        return again(self, f, cluster, *rest)
+
+    monkeypatch.setattr(pl.SitePipeline, "_again", counting)
+    fast = run()
+    assert calls  # the shortcut was taken
+    monkeypatch.setattr(pl, "_same", lambda a, b: False)
+    slow = run()
+    assert len(fast) == len(slow) == 7
+    for a, b in zip(fast, slow):
+        assert (a.url, a.title, a.text, a.markdown, a.duplicates) == (b.url, b.title, b.text, b.markdown, b.duplicates)
+        assert a.blocks == b.blocks and a.chunks == b.chunks and a.info == b.info

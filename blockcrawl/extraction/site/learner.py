@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ...parse import Dom
-from .model import MIN_CLUSTER, RELEARN_MIN, SiteModel, learn, log
+from .model import MIN_CLUSTER, RELEARN_MIN, Reuse, SiteModel, learn, log
 
 Mask = Sequence[bool] | None
 Learned = list[tuple[Dom, Mask, int]]
@@ -81,8 +81,9 @@ class SiteLearner:
 
     def _learn(self) -> Learned | None:
         pages, self.collected, self.collecting = self.collected, [], False
+        known = Reuse()
         try:
-            model = learn([d for d, _ in pages], [a for _, a in pages])
+            model = learn([d for d, _ in pages], [a for _, a in pages], reuse=known)
         except Exception as e:  # never lose the crawl to the learner: pages stay on auto
             log.warning("site model: learning on %d pages failed (%r); pages stay on auto", len(pages), e)
             model = SiteModel()
@@ -93,16 +94,17 @@ class SiteLearner:
         self.version += 1
         if not model.clusters:
             return []
-        return [(d, *model.select(d, a)) for d, a in pages]
+        return [(d, *model.select(d, a, known)) for d, a in pages]
 
     def learn_site(self, doms: Sequence[Dom]) -> list[tuple[Mask, int]]:
         """process_site: learn on the first learn_pages pages, select every page."""
         autos = [_auto(d) for d in doms]
+        known = Reuse()
         try:
-            model = learn(doms[:self.learn_pages], autos[:self.learn_pages])
+            model = learn(doms[:self.learn_pages], autos[:self.learn_pages], reuse=known)
         except Exception as e:
             log.warning("site model: learning on %d pages failed (%r); pages stay on auto",
                         min(len(doms), self.learn_pages), e)
             model = SiteModel()
         self.load(model)
-        return [model.select(d, a) for d, a in zip(doms, autos)]
+        return [model.select(d, a, known) for d, a in zip(doms, autos)]
