@@ -173,12 +173,7 @@ def _lcs_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
     if sa == sb:
         return [(k, k) for k in range(len(sa))]
     n, m = len(sa), len(sb)
-    lo = 0
-    while lo < n and lo < m and sa[lo] == sb[lo]:
-        lo += 1
-    hi = 0
-    while hi < n - lo and hi < m - lo and sa[n - 1 - hi] == sb[m - 1 - hi]:
-        hi += 1
+    lo, hi = _common_ends(sa, sb)
     out = [(k, k) for k in range(lo)]
     ma, mb = sa[lo:n - hi], sb[lo:m - hi]
     r, c = len(ma), len(mb)
@@ -205,9 +200,8 @@ def _lcs_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
     return out
 
 
-def _ends_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
-    """Linear alignment for long child lists: common prefix, common suffix, then the middle
-    paired by position where signatures agree."""
+def _common_ends(sa: list[str], sb: list[str]) -> tuple[int, int]:
+    """(lo, hi): the length of the common prefix, and of the common suffix in what is left."""
     n, m = len(sa), len(sb)
     lo = 0
     while lo < n and lo < m and sa[lo] == sb[lo]:
@@ -215,6 +209,14 @@ def _ends_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
     hi = 0
     while hi < n - lo and hi < m - lo and sa[n - 1 - hi] == sb[m - 1 - hi]:
         hi += 1
+    return lo, hi
+
+
+def _ends_pairs(sa: list[str], sb: list[str]) -> list[tuple[int, int]]:
+    """Linear alignment for long child lists: common prefix, common suffix, then the middle
+    paired by position where signatures agree."""
+    n, m = len(sa), len(sb)
+    lo, hi = _common_ends(sa, sb)
     out = [(k, k) for k in range(lo)]
     out += [(lo + k, lo + k) for k in range(min(n, m) - lo - hi) if sa[lo + k] == sb[lo + k]]
     out += [(n - 1 - k, m - 1 - k) for k in range(hi - 1, -1, -1)]
