@@ -248,7 +248,7 @@ def test_gzip_served_as_html_is_inflated_only_up_to_max_bytes():
 
 
 def test_crawl_default_config_takes_the_crawl_max_bytes():
-    from blockcrawl.crawl.crawler import Crawler
+    from blockcrawl.crawl.engine import Crawler
 
     c = Crawler(Store(":memory:"), CrawlConfig(seeds=["http://x.test/"], max_bytes=4096))
     assert c.spec.max_bytes == 4096 and c.spec.mode == "main" and c.spec.algorithm == "auto"

@@ -144,7 +144,7 @@ def fetch(url: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]
 
 def _fetch(url: str, limit: int, timeout: float, deadline: float) -> tuple[bytes, str, str | None]:
     # one user agent for the whole project
-    from ..crawl.crawler import DEFAULT_USER_AGENT
+    from ..crawl.config import DEFAULT_USER_AGENT
 
     req = urllib.request.Request(url, headers={"User-Agent": DEFAULT_USER_AGENT})
     with urllib.request.urlopen(req, timeout=timeout) as resp:

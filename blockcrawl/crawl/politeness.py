@@ -62,6 +62,8 @@ class Scheduler:
         self._hosts: dict[str, Host] = {}
         self._ready: deque[Host] = deque()
         self._timed: list[tuple[float, str]] = []
+        self._later: list[tuple[float, int, Item]] = []  # retries waiting for their (wall) time
+        self._later_seq = 0
 
     # ------------------------------------------------------------------ queues
     def _host(self, name: str) -> Host:
@@ -71,7 +73,12 @@ class Scheduler:
         return h
 
     def add(self, it: Item, listed: bool = False) -> None:
-        """Queue a URL at its host (listed: found in a sitemap; the two kinds take turns)."""
+        """Queue a URL at its host (listed: found in a sitemap; the two kinds take turns); one
+        whose not_before (wall time) is still ahead waits in the delayed heap (`due`)."""
+        if it.not_before > self.clock.time():
+            self._later_seq += 1
+            heapq.heappush(self._later, (it.not_before, self._later_seq, it))
+            return
         h = self._host(it.host)
         (h.listed if listed else h.queue).append(it)
         self._poke(h)
@@ -224,3 +231,19 @@ class Scheduler:
     def idle(self) -> bool:
         """No host is ready or waiting for its delay."""
         return not self._ready and not self._timed
+
+    # ------------------------------------------------------------------ delayed retries
+    def due(self, holds: Callable[[Item], bool] | None = None) -> None:
+        """Queue the delayed items whose time has come (holds: whether this worker still owns the
+        item's host in a shared frontier; an item it does not is dropped, its owner has it)."""
+        wall = self.clock.time()
+        while self._later and self._later[0][0] <= wall:
+            it = heapq.heappop(self._later)[2]
+            if holds is not None and not holds(it):
+                continue
+            it.not_before = 0.0
+            self.add(it)
+
+    def next_due(self) -> float | None:
+        """Wall time of the next delayed item (None: none waits)."""
+        return self._later[0][0] if self._later else None

@@ -15,12 +15,17 @@ import os
 import pickle
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ..errors import ConfigError
 from ..extraction.api import DEFAULT_MAX_BYTES, raw_body
 from ..extraction.pdf import is_pdf
 from ..pipeline import PageResult, PipelineConfig, SitePipeline
 from ..records import Block, Chunk, PageInfo
 from .links import PageSignals
+
+if TYPE_CHECKING:
+    from .config import CrawlConfig
 
 # The crawl's pipeline description is the shared PipelineConfig (frozen, slotted, picklable: each
 # worker process builds its own SitePipeline per site from it). PipelineSpec is its old name.
@@ -161,14 +166,32 @@ def _analyse_pdf(site: str, body: bytes, url: str) -> PageOut:
     return page_out(_pipe(site).process_blocks(blocks, url, title, markdown=True), url, [])
 
 
+def crawl_spec(config: CrawlConfig, spec: PipelineConfig | None) -> PipelineConfig:
+    """The pipeline config a crawl runs: `spec` (default CRAWL_DEFAULT) with the two settings a
+    crawl owns taken from its CrawlConfig - max_bytes (the fetch cap is the decompression cap)
+    and only_articles (the pipeline keeps a non-article's blocks out of the site's dedup, the
+    engine stores none of them: set on CrawlConfig alone, a caller used to get the second half
+    only). A spec asking otherwise than the CrawlConfig is a ConfigError."""
+    spec = spec or CRAWL_DEFAULT
+    if spec.only_articles and not config.only_articles:
+        raise ConfigError("only_articles is a crawl setting: set CrawlConfig(only_articles=True)")
+    if spec.max_bytes not in (DEFAULT_MAX_BYTES, config.max_bytes):
+        raise ConfigError(f"max_bytes is a crawl setting: set CrawlConfig(max_bytes={spec.max_bytes})")
+    if (spec.only_articles, spec.max_bytes) == (config.only_articles, config.max_bytes):
+        return spec
+    return spec.replace(only_articles=config.only_articles, max_bytes=config.max_bytes)
+
+
 # --------------------------------------------------------------------------- engine side
-class Analyzer:
+class PoolAnalyzer:
+    """The default protocols.Analyzer: worker processes (or one thread), each site pinned to one."""
+
     def __init__(self, spec: PipelineConfig, workers: int = 0) -> None:
         self.spec, self.workers = spec, workers
         self._pools: list[Executor] = []
         self._pin: dict[str, int] = {}
 
-    def __enter__(self) -> Analyzer:
+    def __enter__(self) -> PoolAnalyzer:
         if self.workers <= 0:
             init_state(self.spec)
             self._pools = [ThreadPoolExecutor(1, thread_name_prefix="blockcrawl-analyse")]

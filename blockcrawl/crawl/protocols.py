@@ -1,7 +1,7 @@
 """The seams of the crawl engine: what it needs from a fetcher, a frontier, a clock, a page
-analyser and a progress listener. The engine (crawl.crawler) imports only these protocols; the
+analyser and a progress listener. The engine (crawl.engine) imports only these protocols; the
 implementations are injected (defaults: fetch.AiohttpFetcher, frontier.Frontier on the store's
-SQLite file, clock.SystemClock, process.Analyzer, progress.TqdmProgress). Adding a fetcher (an
+SQLite file, clock.SystemClock, process.PoolAnalyzer, progress.TqdmProgress). Adding a fetcher (an
 in-memory one: crawl.memfetch; a headless browser later) touches no engine file.
 """
 from __future__ import annotations
@@ -106,9 +106,9 @@ class SharedFrontier(Frontier, Protocol):
     flush:    buffered state changes go out; called right after each store commit, so a page is
               stored before the frontier says it is done (a crash in between refetches it).
     release:  give up every lease (end of the run).
-    delay_of: set by the engine: a host's delay as its Scheduler knows it (robots.txt Crawl-delay
-              included). A host given back stays unleased that long, so the next owner's first
-              request keeps the delay after this worker's last one.
+    A shared frontier is built with `delay_of` (shared.open_shared): a host's delay as the
+    engine's Scheduler knows it (robots.txt Crawl-delay included). A host given back stays
+    unleased that long, so the next owner's first request keeps the delay after this worker's last one.
     """
 
     def join(self, seeds: list[str], options: str, resume: bool) -> list[str]: ...
@@ -119,7 +119,14 @@ class SharedFrontier(Frontier, Protocol):
     def finished(self) -> bool: ...
     def flush(self) -> None: ...
     def release(self) -> None: ...
-    delay_of: Callable[[str], float]
+
+
+class RenderTally(Protocol):
+    """Counts a rendering fetcher keeps (render.RenderCounts; CrawlStats has the same fields)."""
+
+    renders: int
+    render_requests: int
+    render_failed: int
 
 
 class Clock(Protocol):

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 from ..errors import ConfigError
 from .appshell import measure
 from .fetch import HTML_TYPES, FetchResult
-from .protocols import Fetcher
+from .protocols import Fetcher, RenderTally
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
@@ -79,12 +79,6 @@ class Hosts(Protocol):
 
     def gate(self, host: str) -> Callable[[], Awaitable[None]]: ...
     def blocks(self, host: str, url: str) -> bool: ...
-
-
-class RenderTally(Protocol):
-    renders: int
-    render_requests: int
-    render_failed: int
 
 
 @dataclass
@@ -145,7 +139,8 @@ class RenderingFetcher:
     pool:      pages rendered at once.
     hosts:     the Scheduler (gate and robots.txt of subrequests' hosts); None: subrequests to
                other hosts go ungated and robots.txt is not asked.
-    stats:     where renders are counted (CrawlStats); default a RenderCounts.
+    stats:     where renders are counted; default its own RenderCounts (the engine copies them
+               into CrawlStats at the end of the run).
     max_bytes: cap on the rendered DOM and on the subrequests' bytes, per page."""
 
     def __init__(self, inner: Fetcher, mode: str = "auto", *, timeout: float = 20.0, pool: int = POOL,

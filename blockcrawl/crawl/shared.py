@@ -1,8 +1,9 @@
 """Opening a frontier shared by many worker processes (crawl --frontier URL): the one place that
-knows which implementation a URL scheme means, so the engine (crawler.py) names none."""
+knows which implementation a URL scheme means, so the engine (engine.py) names none."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .config import CrawlConfig
@@ -14,13 +15,15 @@ if TYPE_CHECKING:
 FRONTIER_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
-def open_shared(config: CrawlConfig, store: AnyStore) -> SharedFrontier:
+def open_shared(config: CrawlConfig, store: AnyStore, delay_of: Callable[[str], float]) -> SharedFrontier:
     """The shared frontier config.frontier names; its crawl log goes to the worker's own store.
-    StoreError (one line) when it cannot be reached."""
+    delay_of: a host's delay as the engine's Scheduler knows it (a host given back stays unleased
+    that long). StoreError (one line) when it cannot be reached."""
     from ..store.redis_frontier import RedisFrontier
     assert config.frontier is not None
     return RedisFrontier(config.frontier, store.crawl_log(), worker_id=config.worker_id,
-                         lease_seconds=config.lease_seconds, cooldown=config.delay)
+                         lease_seconds=config.lease_seconds, cooldown=config.delay,
+                         delay_of=delay_of)
 
 
 def crawl_options(config: CrawlConfig) -> str:

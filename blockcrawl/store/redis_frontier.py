@@ -172,7 +172,7 @@ class RedisFrontier:
     """The SharedFrontier of crawl.protocols on one Redis database."""
 
     def __init__(self, url: str, local: Frontier, *, worker_id: str | None = None, lease_seconds: float = 30.0,
-                 cooldown: float = 0.0) -> None:
+                 cooldown: float = 0.0, delay_of: Callable[[str], float] | None = None) -> None:
         import redis
         self.url, self.local = url, local
         self.r = connect(url)
@@ -182,7 +182,7 @@ class RedisFrontier:
         self.lease_seconds = lease_seconds
         self.cooldown = cooldown  # the least cool-down of a host given back (--delay)
         # a host's own delay (robots.txt Crawl-delay included), from the engine's Scheduler
-        self.delay_of: Callable[[str], float] = lambda host: 0.0
+        self.delay_of: Callable[[str], float] = delay_of or (lambda host: 0.0)
         self._scripts = {name: self.r.register_script(src) for name, src in
                          (("share", _SHARE), ("take", _TAKE), ("tick", _TICK), ("done", _DONE),
                           ("release", _RELEASE), ("join", _JOIN))}

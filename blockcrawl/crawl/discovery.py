@@ -1,0 +1,101 @@
+"""Discovery: robots.txt, the sitemaps it names (or a guessed /sitemap.xml), the feeds pages link
+and the URLs sitemaps and feeds list. Each step returns items and counts (outcome.RobotsRead,
+ListRead; the feed items of a page) for the engine to record; the sitemap bounds are kept by
+sitemaps.Sitemaps.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .admission import Admission, KnownView
+from .fetch import FetchResult
+from .frontier import Item
+from .outcome import ListRead, RobotsRead
+from .retry import robots_retry
+from .robots import ROBOTS_MAX_BYTES, rules_from_response
+from .sitemaps import Sitemaps
+from .urls import host_of, url_key
+
+if TYPE_CHECKING:
+    from .politeness import Scheduler
+    from .protocols import Fetcher
+
+log = logging.getLogger("blockcrawl.crawl")
+
+ROBOTS_ATTEMPTS = 2  # a failed robots.txt is asked again once, after --backoff s
+
+
+class Discovery:
+    def __init__(self, fetcher: Fetcher, sched: Scheduler, sitemaps: Sitemaps, admission: Admission,
+                 known: KnownView, agent: str, *, backoff: float, use_sitemaps: bool) -> None:
+        self.fetcher, self.sched, self.sitemaps, self.admission = fetcher, sched, sitemaps, admission
+        self.known, self.agent, self.backoff, self.use_sitemaps = known, agent, backoff, use_sitemaps
+
+    async def fetch_robots(self, host: str, tries: list[FetchResult]) -> None:
+        """Fetch host's robots.txt, asked again once when it failed; each answer is appended to
+        `tries` (the caller records the last one, also when cancelled)."""
+        url = host + "/robots.txt"
+        sched = self.sched
+        for attempt in range(ROBOTS_ATTEMPTS):
+            # cut at the size the parser reads: a larger robots.txt is parsed up to there, not refused
+            res = await self.fetcher.get(url, accept=None, follow=True, gate=sched.gate(host),
+                                         on_sent=sched.sent(host), max_bytes=ROBOTS_MAX_BYTES, truncate=True)
+            tries.append(res)
+            if not robots_retry(res.status, res.error, res.body is not None) or attempt + 1 == ROBOTS_ATTEMPTS:
+                return
+            await asyncio.sleep(self.backoff * (attempt + 1))
+
+    def robots_read(self, host: str, res: FetchResult, started: float, requests: int, stopping: bool) -> RobotsRead:
+        """The rules of robots.txt's answer, and the sitemaps to fetch: those it names, else the
+        /sitemap.xml guess (when the host answered at all)."""
+        rules = rules_from_response(res.status, res.body, self.agent)
+        if res.status is None and res.error in ("dns", "connect"):
+            # the host cannot be reached at all: let its pages fail with the real error
+            rules.disallow_all = False
+        if rules.disallow_all:
+            log.warning("%s: robots.txt unreadable (%s), nothing fetched from the host",
+                        host, res.error or f"http {res.status}")
+        if rules.crawl_delay:
+            log.info("%s: Crawl-delay %.2f s", host, rules.crawl_delay)
+        if not self.use_sitemaps or stopping:
+            return RobotsRead(host, rules, started, requests)
+        if rules.sitemaps:
+            items, turned = self.sitemaps.from_robots(rules.sitemaps, self.known.seen.__contains__)
+            return RobotsRead(host, rules, started, requests, tuple(items), turned)
+        if res.status is None or rules.disallow_all:
+            return RobotsRead(host, rules, started, requests)
+        # robots.txt names no sitemap: try /sitemap.xml, where most sites keep one. It obeys
+        # robots.txt like a page; a 404 there is skipped, not an error.
+        url = host + "/sitemap.xml"
+        if url_key(url) in self.known.seen or (self.sched.robots and not rules.allowed(url, self.agent)):
+            return RobotsRead(host, rules, started, requests)
+        items, turned = self.sitemaps.from_robots([url], self.admission.knows)
+        return RobotsRead(host, rules, started, requests, tuple(items), turned, tuple(it.url for it in items))
+
+    def feeds(self, base: str, hrefs: tuple[str, ...], known: Callable[[str], bool]) -> tuple[list[Item], Counter[str]]:
+        """A page's feed links (<link rel=alternate type=rss/atom/json>) as URL sources, bounded
+        like sitemaps (--max-sitemaps files per crawl), obeying robots.txt."""
+        urls = []
+        for h in hrefs:
+            u, _ = self.admission.resolver.resolve(base, h)
+            if u is not None and not known(url_key(u)) and not self.sched.blocks(host_of(u), u):
+                urls.append(u)
+        if not urls:
+            return [], Counter()
+        return self.sitemaps.from_robots(urls, known, kind="feed")
+
+    async def read_list(self, it: Item, res: FetchResult) -> ListRead:
+        """A fetched sitemap or feed: the URLs it lists that are new to the crawl."""
+        assert res.body is not None
+        try:
+            sm = await self.sitemaps.read(res.body)
+        except Exception as e:  # noqa: BLE001 - a bad sitemap is logged, not fatal
+            return ListRead(error=str(e))
+        items, turned = self.sitemaps.listed(it, sm, self.admission.knows)
+        if sm.truncated:
+            log.info("%s: sitemap cut at %d URLs", it.url, len(sm.urls))
+        return ListRead(tuple(items), turned, listed=not sm.is_index, error=sm.error or None)
