@@ -55,7 +55,6 @@ else:  # aiohttp depends on async-timeout before 3.11
     from async_timeout import timeout as _timeout
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-MAX_RETRY_AFTER = 3600.0
 CHUNK = 65536
 
 
@@ -84,19 +83,21 @@ class _Dropped(aiohttp.ClientConnectionError):
 
 
 def parse_retry_after(value: str | None) -> float | None:
-    """Retry-After as seconds from now: delta-seconds or an HTTP date."""
+    """Retry-After as seconds from now: delta-seconds or an HTTP date. Not capped: the engine
+    gives a URL up when the wait is beyond retry.MAX_RETRY_WAIT, and says what the server asked
+    (a cap here made "Retry-After: 99999" read "3600 s is beyond 600 s")."""
     if not value:
         return None
     value = value.strip()
     if value.isdigit():
-        return min(float(value), MAX_RETRY_AFTER)
+        return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     if when is None:
         return None
-    return max(0.0, min(when.timestamp() - time.time(), MAX_RETRY_AFTER))
+    return max(0.0, when.timestamp() - time.time())
 
 
 # Text compresses 3-10x with gzip (robots.txt of near-identical Disallow lines ~30x); runs of
