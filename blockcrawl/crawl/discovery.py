@@ -35,9 +35,19 @@ class Discovery:
         self.fetcher, self.sched, self.sitemaps, self.admission = fetcher, sched, sitemaps, admission
         self.known, self.agent, self.backoff, self.use_sitemaps = known, agent, backoff, use_sitemaps
 
-    async def fetch_robots(self, host: str, tries: list[FetchResult]) -> None:
-        """Fetch host's robots.txt, asked again once when it failed; each answer is appended to
-        `tries` (the caller records the last one, also when cancelled)."""
+    async def robots(self, host: str, stopping: Callable[[], bool],
+                     record: Callable[[FetchResult, RobotsRead], None]) -> None:
+        """Fetch host's robots.txt and `record` what it says (robots_read), also when cancelled."""
+        tries: list[FetchResult] = []
+        started = self.sched.clock.monotonic()
+        try:
+            await self._fetch_robots(host, tries)
+        finally:
+            res = tries[-1] if tries else FetchResult(host + "/robots.txt")
+            record(res, self.robots_read(host, res, started, len(tries), stopping()))
+
+    async def _fetch_robots(self, host: str, tries: list[FetchResult]) -> None:
+        """Fetch host's robots.txt, asked again once when it failed; each answer goes to `tries`."""
         url = host + "/robots.txt"
         sched = self.sched
         for attempt in range(ROBOTS_ATTEMPTS):

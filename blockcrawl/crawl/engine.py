@@ -1,6 +1,5 @@
 """The crawl engine: one asyncio loop that starts fetches and records what the decisions make of
-them. Fetches run concurrently; everything else happens in the loop's thread, so the store has
-one writer.
+them. Fetches run concurrently; the rest runs in the loop's thread (the store has one writer).
 
     seeds -> seeding (fresh, resume, recrawl)                     -> SeedPlan
           -> Scheduler (per-host queues, robots.txt rules, slots, delays, delayed retries)
@@ -10,39 +9,34 @@ one writer.
              page:      pagestep.PageStep.take (Analyzer off the loop) -> Stored / NotStored / ...
              list:      discovery.Discovery.read_list              -> ListRead
           -> Recorder.apply (record.py): the one writer of the frontier, stats, budget and store.
-    Listeners (progress.TqdmProgress) are told of each page. Nothing is fatal.
-
-Time comes from an injected clock (clock.SystemClock; clock.FakeClock in tests).
+    Listeners (progress.TqdmProgress) are told of each page. Nothing is fatal. Time comes from an
+    injected clock (clock.SystemClock; clock.FakeClock in tests).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import random
-import signal
 from collections.abc import Coroutine, Sequence
-from typing import Any, cast
+from functools import partial
+from typing import Any
 
 from ..pipeline import PipelineConfig
 from ..store import AnyStore as Store  # either backend (SQLite file, PostgreSQL)
+from . import setup
 from .admission import Admission, Known
 from .clock import SystemClock
 from .config import CrawlConfig, CrawlStats
 from .discovery import Discovery
-from .fetch import FetchResult
 from .frontier import Item
-from .outcome import Failed, FailKind, Skipped, SkipReason
-from .pagestep import PageRules, PageStep
-from .policy import make_policy, scope_of
+from .outcome import Claimed, Failed, FailKind, Fetched, Launched, Requeued, Skipped, SkipReason
 from .politeness import Scheduler
 from .process import crawl_spec
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
-from .record import Claimed, Fetched, Launched, Recorder, Requeued, SiteLearned
+from .record import Recorder
 from .robots import agent_token
 from .seeding import conditional
-from .setup import make_analyzer, make_fetcher, seed_plan
-from .sitemaps import Sitemaps
-from .sitemodels import SWEEP_INTERVAL, SiteModels
+from .sitemodels import SWEEP_INTERVAL
 from .triage import FOLLOW, triage
 from .urls import Resolver
 
@@ -65,16 +59,9 @@ class Crawler:
         self.stats = CrawlStats()
         self.agent = agent_token(config.user_agent)
         self.sched = Scheduler(config.per_host, config.delay, config.robots, self.agent, self.clock)
-        if frontier is None and config.frontier is not None:
-            from .shared import open_shared
-            frontier = open_shared(config, store, self.sched.delay_of)
-        self.frontier: Frontier = frontier if frontier is not None else store.frontier()
         # a frontier shared with other worker processes: hosts are leased (protocols.SharedFrontier)
-        self._shared = cast(SharedFrontier, self.frontier) if hasattr(self.frontier, "claim") else None
-        self.known, self.resolver = Known(), Resolver()
-        s = self.spec
-        self.models = SiteModels(store.site_models, s.mode == "main" and s.algorithm == "site" and s.extract,
-                                 s.learn_seconds)
+        self.frontier, self._shared = setup.open_frontier(config, store, frontier, self.sched.delay_of)
+        self.known, self.resolver, self.models = Known(), Resolver(), setup.site_models(self.spec, store)
         self.rec = Recorder(store, self.frontier, self._shared, self.sched, self.known, self.stats, self.models, {},
                             self.clock, only_articles=config.only_articles)
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
@@ -86,21 +73,12 @@ class Crawler:
         self._wake = asyncio.Event()
         self._stopping: str | None = None
         self._last_commit = self._next_claim = 0.0
-        self._set_policy([])
-
-    def _set_policy(self, seeds: list[str]) -> None:
-        cfg = self.cfg
-        from .addresses import AddressPolicy
-        self.policy = make_policy(scope_of(seeds, cfg.scope), max_depth=cfg.max_depth, include=cfg.include,
-                                  exclude=cfg.exclude, content_types=cfg.content_types, date_hops=cfg.date_hops,
-                                  addresses=AddressPolicy.from_seeds(seeds, cfg.allow_private))
-        self.sitemaps = Sitemaps(self.policy, max_files=cfg.max_sitemaps, max_depth=cfg.max_sitemap_depth,
-                                 max_urls=cfg.max_sitemap_urls, max_bytes=cfg.max_bytes)
-        self.admission = Admission(self.known, self.policy, self.resolver, self.sched.blocks, cfg.max_redirects)
 
     def _prepare(self) -> None:
-        plan = seed_plan(self.cfg, self.frontier, self._shared, self.store, self.clock.time())
-        self._set_policy(plan.seeds)
+        """The seed plan, the URL policy of its seeds, and the sitemap bounds and link admission under it."""
+        plan = setup.seed_plan(self.cfg, self.frontier, self._shared, self.store, self.clock.time())
+        self.policy, self.sitemaps = setup.make_policy_for(self.cfg, plan.seeds)
+        self.admission = Admission(self.known, self.policy, self.resolver, self.sched.blocks, self.cfg.max_redirects)
         self.rec.apply(None, None, plan)
         self.store.commit()
 
@@ -108,39 +86,25 @@ class Crawler:
     async def run(self) -> CrawlStats:
         t0 = self.clock.monotonic()
         self._prepare()
-        loop = asyncio.get_running_loop()
-        installed = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, self.stop, "interrupted")
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
         if self._listeners is None:
-            from .progress import TqdmProgress
-            self._listeners = [TqdmProgress()] if self.cfg.progress else []
+            self._listeners = setup.default_listeners(self.cfg.progress)
         self.rec.listeners = self._listeners
         deadline = t0 + self.cfg.max_time if self.cfg.max_time else None
         cfg, st, tally = self.cfg, self.stats, None
         try:
-            with self._analyzer or make_analyzer(self.spec, cfg.workers) as analyzer:
+            with setup.signals(self.stop), self._analyzer or setup.make_analyzer(self.spec, cfg.workers) as analyzer:
                 self.analyzer = analyzer
                 if self._fetcher is None:
-                    self._fetcher, tally = make_fetcher(cfg, self.policy, self.sched)
+                    self._fetcher, tally = setup.make_fetcher(cfg, self.policy, self.sched)
                 self.fetcher: Fetcher = self._fetcher
                 async with self.fetcher:
                     self.discovery = Discovery(self.fetcher, self.sched, self.sitemaps, self.admission, self.known,
                                                self.agent, backoff=cfg.backoff, use_sitemaps=cfg.sitemaps)
-                    rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles,
-                                      self.spec.extract, self.agent)
-                    self.pages = PageStep(analyzer, self.admission, self.discovery, self.models, rules,
-                                          self.rec.baseline, block_hashes=self.store.block_hashes,
-                                          prime=(cfg.resume or self._shared is not None) and not st.recrawl,
-                                          send_models=cfg.resume or st.recrawl)
+                    self.pages = setup.make_page_step(cfg, self.spec, analyzer, self.admission, self.discovery, self.models,
+                                                self.rec.baseline, self.store, self.agent,
+                                                shared=self._shared is not None, recrawl=st.recrawl)
                     await self._loop(deadline)
         finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
             self.rec.finish(tally)
             if self._shared is not None:
                 self._shared.release()
@@ -200,22 +164,17 @@ class Crawler:
                 if now >= self._next_claim:
                     continue  # idle: look for work at once
             self._commit()
-            waits = []
-            if shared is not None and not self._stopping:
-                waits.append(self._next_claim - clock.monotonic())
-            if models.idle_since and not self._stopping:
-                if now >= models.next_sweep:
-                    models.next_sweep = now + SWEEP_INTERVAL
-                    self._learn_sites(now)
-                waits.append(models.next_sweep - clock.monotonic())
-            wt = sched.wake_time() if not self._stopping and self._may_launch() else None  # else a task wakes us
-            if wt is not None:
-                waits.append(wt - clock.monotonic())
-            due = sched.next_due()
+            live = not self._stopping
+            if live and models.idle_since and now >= models.next_sweep:
+                models.next_sweep = now + SWEEP_INTERVAL
+                self._learn_sites(now)
+            wt = sched.wake_time() if live and self._may_launch() else None  # else a finishing task wakes us
+            mono, due = clock.monotonic(), sched.next_due()
+            waits = [t - mono for t in (self._next_claim if live and shared is not None else None,
+                                        models.next_sweep if live and models.idle_since else None,
+                                        wt, deadline if live else None) if t is not None]
             if due is not None:
                 waits.append(due - clock.time())
-            if deadline and not self._stopping:
-                waits.append(deadline - clock.monotonic())
             self._wake.clear()
             timeout = min(waits) if waits else None
             if timeout is None or timeout > 0:
@@ -234,8 +193,7 @@ class Crawler:
         items, lost = shared.claim()
         for host in lost:
             self.sched.drop(host)
-            if hasattr(self, "pages"):
-                self.pages.forget(host)
+            self.pages.forget(host)
         self.rec.apply(None, None, Claimed(items))
 
     def _launch(self, host: str, it: Item | None, blocked: bool) -> None:
@@ -282,26 +240,16 @@ class Crawler:
         return bool(sites)
 
     async def _learn_site(self, site: str) -> None:
-        try:
-            out = await self.analyzer.finish(site)
-        except Exception as e:  # a worker lost: the pages stay as stored (auto)
-            log.warning("%s: site model not learned at the end of its pages (%r)", site, e)
-            return
-        if out is not None and (out.model is not None or out.revised):
-            log.info("%s: site model learned on its last %d pages", site, len(out.revised))
-            self.rec.apply(None, None, SiteLearned(site, out))
+        out = await self.pages.finish_site(site)
+        if out is not None:
+            self.rec.apply(None, None, out)
             self._wake.set()
 
     # ------------------------------------------------------------------ one fetch
     async def _fetch_robots(self, host: str) -> None:
-        tries: list[FetchResult] = []
-        t_start = self.clock.monotonic()
         try:
-            await self.discovery.fetch_robots(host, tries)
+            await self.discovery.robots(host, lambda: self._stopping is not None, partial(self.rec.apply, None))
         finally:
-            res = tries[-1] if tries else FetchResult(host + "/robots.txt")
-            out = self.discovery.robots_read(host, res, t_start, len(tries), self._stopping is not None)
-            self.rec.apply(None, res, out)
             self.sched.finished(host)
             self._fetching -= 1
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from ..records import Block, Chunk
     from .frontier import Item
     from .process import PageOut
     from .robots import HostRules
+    from .seeding import SeedPlan
 
 
 class FailKind(StrEnum):
@@ -178,8 +179,40 @@ class RobotsRead:
     probes: tuple[str, ...] = ()  # keys of guessed /sitemap.xml items (a 4xx there is no error)
 
 
+@dataclass(frozen=True, slots=True)
+class Launched:
+    """A fetch of a page or list starts: it uses up one --max-pages fetch."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """An answer came (counted whatever is decided about it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Requeued:
+    """A hard stop cancelled the fetch: the URL goes back to the queue (--resume fetches it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SiteLearned:
+    """A site learned its model at the end of its pages (Analyzer.finish)."""
+
+    site: str
+    page: PageOut
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """Shared frontier: items handed to this worker (already in the shared seen-set)."""
+
+    items: list[Item]
+
+
 Outcome = (Stored | NotStored | Unchanged | Gone | Redirected | Retry | Failed | Skipped | ListRead
            | RobotsRead)
+# what Recorder.apply takes
+Event: TypeAlias = "Outcome | Launched | Fetched | Requeued | SiteLearned | Claimed | SeedPlan"
 
 
 def refunds(out: object) -> bool:

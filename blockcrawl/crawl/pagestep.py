@@ -9,6 +9,7 @@ the seen-set it reads is the one the engine records against.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -17,11 +18,13 @@ from .discovery import Discovery
 from .fetch import FetchResult
 from .frontier import Item
 from .links import canonical_elsewhere, x_robots_tag
-from .outcome import Failed, FailKind, Links, NotStored, Outcome, SkipReason, Stored, Unchanged
+from .outcome import Failed, FailKind, Links, NotStored, Outcome, SiteLearned, SkipReason, Stored, Unchanged
 from .process import PageOut
 from .protocols import Analyzer
 from .seeding import Validators
 from .sitemodels import SiteModels, stored_content
+
+log = logging.getLogger("blockcrawl.crawl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,19 @@ class PageStep:
                 content = await self.analyzer.analyse(it.host, body, it.target, res.content_type, False, True)
         return decide(it, res, page, content, body_hash, rules=rules, admission=self.admission,
                       discovery=self.discovery, stored_before=before is not None)
+
+    async def finish_site(self, site: str) -> SiteLearned | None:
+        """The site has no more pages for now: its pipeline learns on the pages it collected; the
+        model and the revised pages to record, or None (nothing learned)."""
+        try:
+            out = await self.analyzer.finish(site)
+        except Exception as e:  # a worker lost: the pages stay as stored (auto)
+            log.warning("%s: site model not learned at the end of its pages (%r)", site, e)
+            return None
+        if out is None or (out.model is None and not out.revised):
+            return None
+        log.info("%s: site model learned on its last %d pages", site, len(out.revised))
+        return SiteLearned(site, out)
 
     async def _send_model(self, site: str) -> None:
         """Resume (and recrawl): the model the store holds for the site goes to its pipeline before

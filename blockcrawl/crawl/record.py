@@ -7,29 +7,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..store import AnyStore
+from . import outcome as o
 from .admission import Known
 from .config import CrawlStats
 from .fetch import FetchResult
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
-from .outcome import (
-    Failed,
-    Gone,
-    Links,
-    ListRead,
-    NotStored,
-    Outcome,
-    Redirected,
-    Retry,
-    RobotsRead,
-    Skipped,
-    SkipReason,
-    Stored,
-    Unchanged,
-    refunds,
-)
 from .politeness import Scheduler
 from .process import PageOut
 from .protocols import Clock, CrawlListener, Frontier, RenderTally, SharedFrontier
@@ -40,37 +24,6 @@ from .urls import url_key
 log = logging.getLogger("blockcrawl.crawl")
 
 
-@dataclass(frozen=True, slots=True)
-class Launched:
-    """A fetch of a page or list starts: it uses up one --max-pages fetch."""
-
-
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    """An answer came (counted whatever is decided about it)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Requeued:
-    """A hard stop cancelled the fetch: the URL goes back to the queue (--resume fetches it)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SiteLearned:
-    """A site learned its model at the end of its pages (Analyzer.finish)."""
-
-    site: str
-    page: PageOut
-
-
-@dataclass(frozen=True, slots=True)
-class Claimed:
-    """Shared frontier: items handed to this worker (already in the shared seen-set)."""
-
-    items: list[Item]
-
-
-Event = Outcome | Launched | Fetched | Requeued | SiteLearned | Claimed | SeedPlan
 _NO_RES = FetchResult("")
 
 
@@ -84,50 +37,50 @@ class Recorder:
         self.listeners: Sequence[CrawlListener] = ()
         self.started = 0  # page and list fetches started that count against --max-pages
 
-    def apply(self, it: Item | None, res: FetchResult | None, out: Event) -> None:
+    def apply(self, it: Item | None, res: FetchResult | None, out: o.Event) -> None:
         """Record what happened to `it` (its fetch's answer `res`)."""
         r = res or _NO_RES
-        if refunds(out):
+        if o.refunds(out):
             self.started -= 1
         if isinstance(out, SeedPlan):
             return self._seeds(out)
-        if isinstance(out, SiteLearned):
+        if isinstance(out, o.SiteLearned):
             return self._learned(out.site, out.page, own=False)
-        if isinstance(out, Claimed):
+        if isinstance(out, o.Claimed):
             for c in out.items:
                 self.known.seen.add(c.url)
                 self.sched.add(c)
             return None
-        if isinstance(out, RobotsRead):
+        if isinstance(out, o.RobotsRead):
             return self._robots(r, out)
         assert it is not None
-        if isinstance(out, Launched):
+        if isinstance(out, o.Launched):
             self.started += 1
             self.frontier.mark(it.url, IN_FLIGHT)
-        elif isinstance(out, Fetched):
+        elif isinstance(out, o.Fetched):
             self.stats.requests += 1
             self.stats.bytes += r.nbytes
-        elif isinstance(out, Requeued):
+        elif isinstance(out, o.Requeued):
             self.frontier.mark(it.url, QUEUED)
-        elif isinstance(out, Stored):
+        elif isinstance(out, o.Stored):
             self._stored(it, r, out)
-        elif isinstance(out, NotStored):
+        elif isinstance(out, o.NotStored):
             self._not_stored(it, r, out)
-        elif isinstance(out, Retry):
+        elif isinstance(out, o.Retry):
             self._retry(it, r, out)
-        elif isinstance(out, Failed):
+        elif isinstance(out, o.Failed):
             self._failed(it, r, out)
-        elif isinstance(out, Skipped):
+        elif isinstance(out, o.Skipped):
             self._skipped(it, r, out)
-        elif isinstance(out, Redirected):
+        elif isinstance(out, o.Redirected):
             self._redirected(it, r, out)
-        elif isinstance(out, ListRead):
+        elif isinstance(out, o.ListRead):
             self._list(it, r, out)
-        elif isinstance(out, Unchanged):
+        elif isinstance(out, o.Unchanged):
             self.stats.unchanged += 1
             self.store.touch_page(it.url, etag=r.etag, last_modified=r.last_modified)
             self._done(it, r, "unchanged")
-        elif isinstance(out, Gone):  # a stored page answers 404/410: it and its blocks are removed
+        elif isinstance(out, o.Gone):  # a stored page answers 404/410: it and its blocks are removed
             self.stats.gone += 1
             self.known.gone.add(it.url)
             self.store.delete_page(it.url)
@@ -170,7 +123,7 @@ class Recorder:
         if p.message:
             log.info("%s", p.message)
 
-    def _links(self, links: Links) -> None:
+    def _links(self, links: o.Links) -> None:
         st = self.stats
         st.nofollow += links.nofollow
         st.invalid.update(links.invalid)
@@ -182,7 +135,7 @@ class Recorder:
         st.filtered.update(links.feed_turned)
         self.accept(links.feeds)
 
-    def _stored(self, it: Item, r: FetchResult, out: Stored) -> None:
+    def _stored(self, it: Item, r: FetchResult, out: o.Stored) -> None:
         self._links(out.links)
         p, st = out.page, self.stats
         st.not_articles += out.not_article
@@ -241,9 +194,9 @@ class Recorder:
             st.renders, st.render_requests, st.render_failed = (renders.renders, renders.render_requests,
                                                                 renders.render_failed)
 
-    def _not_stored(self, it: Item, r: FetchResult, out: NotStored) -> None:
+    def _not_stored(self, it: Item, r: FetchResult, out: o.NotStored) -> None:
         self._links(out.links)
-        if out.why is SkipReason.NOINDEX:
+        if out.why is o.SkipReason.NOINDEX:
             self.stats.noindex += 1
         else:
             self.stats.canonical += 1
@@ -258,7 +211,7 @@ class Recorder:
         self.frontier.mark(it.url, DONE, r.status)
         self.frontier.log(it.url, event, r.status, None, detail, r.nbytes, r.elapsed)
 
-    def _retry(self, it: Item, r: FetchResult, out: Retry) -> None:
+    def _retry(self, it: Item, r: FetchResult, out: o.Retry) -> None:
         it.attempts += 1
         if out.push_back:
             self.sched.push_back(it.host, out.wait)
@@ -270,7 +223,7 @@ class Recorder:
         log.info("retry %s in %.1f s (%s)", it.url, out.wait, r.error or r.status)
         self.sched.add(it)
 
-    def _failed(self, it: Item, r: FetchResult, out: Failed) -> None:
+    def _failed(self, it: Item, r: FetchResult, out: o.Failed) -> None:
         self.stats.redirects += out.redirect
         self.known.gone.add(it.url)
         self.stats.errors += 1
@@ -279,20 +232,20 @@ class Recorder:
         self.frontier.log(it.url, "failed", r.status, out.label, out.detail, r.nbytes, r.elapsed)
         log.info("failed %s: %s %s", it.url, out.label, out.detail)
 
-    def _skipped(self, it: Item, r: FetchResult, out: Skipped) -> None:
-        if out.why is SkipReason.ROBOTS:  # known at its turn: nothing was fetched
+    def _skipped(self, it: Item, r: FetchResult, out: o.Skipped) -> None:
+        if out.why is o.SkipReason.ROBOTS:  # known at its turn: nothing was fetched
             self.stats.robots_blocked += 1
             self.frontier.mark(it.url, SKIPPED, error="robots")
             self.frontier.log(it.url, "skipped", error="robots")
             return
-        if out.why is SkipReason.NO_SITEMAP:  # the guessed /sitemap.xml is not there: nothing failed
+        if out.why is o.SkipReason.NO_SITEMAP:  # the guessed /sitemap.xml is not there: nothing failed
             self.known.gone.add(it.url)
         else:
             self.stats.skipped += 1
         self.frontier.mark(it.url, SKIPPED, r.status, out.why.value)
         self.frontier.log(it.url, "skipped", r.status, out.why.value, out.detail, r.nbytes, r.elapsed)
 
-    def _redirected(self, it: Item, r: FetchResult, out: Redirected) -> None:
+    def _redirected(self, it: Item, r: FetchResult, out: o.Redirected) -> None:
         self.stats.redirects += 1
         self.frontier.mark(it.url, DONE, r.status, None)
         self.frontier.log(it.url, "redirect", r.status, None, out.target_url, r.nbytes, r.elapsed)
@@ -303,7 +256,7 @@ class Recorder:
             self.known.redirect_via[out.target.url] = it.url
             self.accept([out.target])
 
-    def _list(self, it: Item, r: FetchResult, out: ListRead) -> None:
+    def _list(self, it: Item, r: FetchResult, out: o.ListRead) -> None:
         self.stats.filtered.update(out.turned)
         self.accept(out.items, listed=out.listed)
         if out.error:  # parsed what it could (or nothing); say what was wrong
@@ -314,7 +267,7 @@ class Recorder:
             self.stats.sitemaps += 1
         self._done(it, r, "fetched", it.kind)
 
-    def _robots(self, r: FetchResult, out: RobotsRead) -> None:
+    def _robots(self, r: FetchResult, out: o.RobotsRead) -> None:
         self.sched.set_rules(out.host, out.rules, out.started)
         self.stats.requests += out.requests
         self.frontier.log(out.host + "/robots.txt", "robots", r.status, r.error, r.detail, r.nbytes, r.elapsed)

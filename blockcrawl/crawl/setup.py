@@ -3,20 +3,82 @@
 store. Kept out of engine.py so that the engine only runs the loop and records."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, cast
 
 from . import seeding
 from .config import CrawlConfig
 from .seeding import SeedPlan
-from .sitemaps import make_item
+from .sitemaps import Sitemaps, make_item
 from .urls import canonicalize
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..pipeline import PipelineConfig
     from ..store import AnyStore
+    from .admission import Admission
+    from .discovery import Discovery
+    from .pagestep import PageStep
     from .policy import UrlPolicy
     from .politeness import Scheduler
-    from .protocols import Analyzer, Fetcher, Frontier, RenderTally, SharedFrontier
+    from .protocols import Analyzer, CrawlListener, Fetcher, Frontier, RenderTally, SharedFrontier
+    from .seeding import Validators
+    from .sitemodels import SiteModels
+
+
+@contextmanager
+def signals(stop: Callable[[str], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM stop the crawl gracefully (a second one cancels the requests in flight)."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop, "interrupted")
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def open_frontier(cfg: CrawlConfig, store: AnyStore, frontier: Frontier | None,
+                  delay_of: Callable[[str], float]) -> tuple[Frontier, SharedFrontier | None]:
+    """The frontier given, else the shared one cfg.frontier names, else the store's; and the same
+    as a SharedFrontier when it is one (it has `claim`)."""
+    if frontier is None and cfg.frontier is not None:
+        from .shared import open_shared
+        frontier = open_shared(cfg, store, delay_of)
+    fr = frontier if frontier is not None else store.frontier()
+    return fr, cast("SharedFrontier", fr) if hasattr(fr, "claim") else None
+
+
+def site_models(spec: PipelineConfig, store: AnyStore) -> SiteModels:
+    from .sitemodels import SiteModels
+    learning = spec.mode == "main" and spec.algorithm == "site" and spec.extract
+    return SiteModels(store.site_models, learning, spec.learn_seconds)
+
+
+def default_listeners(progress: bool) -> list[CrawlListener]:
+    from .progress import TqdmProgress
+    return [TqdmProgress()] if progress else []
+
+
+def make_policy_for(cfg: CrawlConfig, seeds: list[str]) -> tuple[UrlPolicy, Sitemaps]:
+    """The URL policy of a crawl from these seeds, and its sitemap bounds."""
+    from .addresses import AddressPolicy
+    from .policy import make_policy, scope_of
+    policy = make_policy(scope_of(seeds, cfg.scope), max_depth=cfg.max_depth, include=cfg.include,
+                         exclude=cfg.exclude, content_types=cfg.content_types, date_hops=cfg.date_hops,
+                         addresses=AddressPolicy.from_seeds(seeds, cfg.allow_private))
+    return policy, Sitemaps(policy, max_files=cfg.max_sitemaps, max_depth=cfg.max_sitemap_depth,
+                            max_urls=cfg.max_sitemap_urls, max_bytes=cfg.max_bytes)
 
 
 def make_analyzer(spec: PipelineConfig, workers: int) -> Analyzer:
@@ -46,6 +108,17 @@ def make_fetcher(cfg: CrawlConfig, policy: UrlPolicy, sched: Scheduler) -> tuple
     r = RenderingFetcher(fetcher, cfg.render, timeout=2 * cfg.timeout, hosts=sched, user_agent=cfg.user_agent,
                          max_bytes=cfg.max_bytes)
     return r, r.stats
+
+
+def make_page_step(cfg: CrawlConfig, spec: PipelineConfig, analyzer: Analyzer, admission: Admission,
+                   discovery: Discovery, models: SiteModels, baseline: Mapping[str, Validators], store: AnyStore,
+                   agent: str, *, shared: bool, recrawl: bool) -> PageStep:
+    """The page step of a crawl; a resumed crawl (or a shared frontier's worker) primes each site's
+    dedup state from the store, and a resumed crawl or a recrawl sends each site its stored model."""
+    from .pagestep import PageRules, PageStep
+    rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles, spec.extract, agent)
+    return PageStep(analyzer, admission, discovery, models, rules, baseline, block_hashes=store.block_hashes,
+                    prime=(cfg.resume or shared) and not recrawl, send_models=cfg.resume or recrawl)
 
 
 def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, store: AnyStore,
