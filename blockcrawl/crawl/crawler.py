@@ -546,7 +546,7 @@ class Crawler:
     async def _sitemap(self, it: Item, res: FetchResult) -> None:
         assert res.body is not None
         try:
-            sm = await self.sitemaps.read(res.body)
+            sm = await self.sitemaps.read(res.body, base=it.target)
         except Exception as e:  # noqa: BLE001 - a bad sitemap is logged, not fatal
             self.frontier.log(it.url, "failed", error="sitemap", detail=str(e))
         else:

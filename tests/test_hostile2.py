@@ -1,6 +1,6 @@
-"""Politeness when the event loop stalls between a request's gate and its send (issue: a burst a
-few seconds into every crawl). Measured where it counts: the arrival times at real loopback
-servers (the kernel's packet stamps, tests/crawlsite.py)."""
+"""Hostile web, second round (issue #23): politeness when the event loop stalls between a request's
+gate and its send, robots.txt with a byte-order mark, feeds with CDATA and relative links, stacked
+content codings. Measured where it counts: at real loopback servers (tests/crawlsite.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -94,3 +94,56 @@ def test_robots_with_a_byte_order_mark_is_obeyed(tmp_path: Path):
             assert stats.pages == 0 and stats.robots_blocked == 1
         finally:
             site.stop()
+
+
+def test_feeds_with_cdata_and_relative_links_are_followed(tmp_path: Path):
+    """An RSS <link> wrapped in CDATA, a relative Atom href (against xml:base) and a relative JSON
+    Feed url: before, all three were dropped, so their pages were never found."""
+    site = Site()
+    site.routes.update({
+        "/robots.txt": Route("User-agent: *\n", ctype="text/plain"),
+        "/": Route(page("Home", [], extra_head='<link rel="alternate" type="application/rss+xml" href="/rss.xml">'
+                                   '<link rel="alternate" type="application/atom+xml" href="/blog/atom.xml">'
+                                   '<link rel="alternate" type="application/feed+json" href="/f/feed.json">')),
+        "/rss.xml": Route("<?xml version='1.0'?><rss><channel><item><link><![CDATA[/from-rss.html]]></link>"
+                          "</item></channel></rss>", ctype="application/rss+xml"),
+        "/blog/atom.xml": Route('<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom" xml:base="/blog/">'
+                                '<entry><link href="from-atom.html"/></entry></feed>', ctype="application/atom+xml"),
+        "/f/feed.json": Route('{"version": "https://jsonfeed.org/version/1.1", "items": [{"url": "from-json.html"}]}',
+                              ctype="application/feed+json"),
+        "/from-rss.html": Route(page("R", [])), "/blog/from-atom.html": Route(page("A", [])),
+        "/f/from-json.html": Route(page("J", [])),
+    })
+    site.start()
+    try:
+        store = Store(tmp_path / "f.db")
+        cfg = CrawlConfig(seeds=[site.origin + "/"], progress=False, sitemaps=False, timeout=5.0)
+        asyncio.run(Crawler(store, cfg, PipelineSpec(tokenizer="words"), listeners=[]).run())
+        store.commit()
+        got = set(site.paths())
+        assert {"/from-rss.html", "/blog/from-atom.html", "/f/from-json.html"} <= got, got
+    finally:
+        site.stop()
+
+
+def test_stacked_content_codings_are_undone(tmp_path: Path):
+    """`Content-Encoding: gzip, gzip` (a body compressed twice) used to fail as malformed; the page
+    is now stored with its text. A stack too deep to be real is still refused."""
+    import gzip
+    body = page("Twice", [], text="Double compressed words survive the trip")
+    site = Site()
+    site.routes.update({
+        "/robots.txt": Route("User-agent: *\n", ctype="text/plain"),
+        "/": Route(gzip.compress(gzip.compress(body.encode())), headers={"Content-Encoding": "gzip, gzip"}),
+    })
+    site.start()
+    try:
+        store = Store(tmp_path / "g.db")
+        cfg = CrawlConfig(seeds=[site.origin + "/"], progress=False, sitemaps=False, timeout=5.0)
+        stats = asyncio.run(Crawler(store, cfg, PipelineSpec(tokenizer="words"), listeners=[]).run())
+        store.commit()
+        assert stats.pages == 1 and stats.errors == 0
+        texts = [t for (t,) in store.db.execute("SELECT text FROM chunks")]
+        assert any("Double compressed words survive" in t for t in texts), texts
+    finally:
+        site.stop()
