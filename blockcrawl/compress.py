@@ -30,12 +30,22 @@ class Inflater:
     `feed` returns True once the output went over `limit`; the output kept is at most limit
     bytes plus one piece, so memory stays bounded by the cap however the input expands.
     "deflate" is the zlib format by the RFC, raw deflate as some servers send: we try the first
-    and fall back to the second while nothing has been produced yet."""
+    and fall back to the second while nothing has been produced yet.
 
-    __slots__ = ("_d", "_fallback", "_parts", "_seen", "consumed", "limit", "over", "size")
+    Several codings ("gzip, gzip": RFC 9110 8.4, listed in the order they were applied; seen from
+    servers that compress what a framework already compressed) are undone last first: this
+    decoder takes the last one and feeds its output to a decoder of the rest, each bounded by
+    the same limit."""
+
+    __slots__ = ("_d", "_fallback", "_next", "_parts", "_seen", "consumed", "limit", "over", "size")
 
     def __init__(self, encoding: str, limit: int) -> None:
-        enc = encoding.lower().strip()
+        codings = [c.strip() for c in encoding.lower().split(",")]
+        codings = [c for c in codings if c not in ("", "identity")]
+        if len(codings) > 8:  # no server stacks more; a header that long is an attack
+            raise ValueError(f"unsupported content-encoding {encoding}: {len(codings)} codings")
+        self._next = Inflater(", ".join(codings[:-1]), limit) if len(codings) > 1 else None
+        enc = codings[-1] if codings else ""
         self.limit, self.size, self.over = limit, 0, False
         self.consumed = 0  # compressed input bytes decoded so far (the expansion ratio's divisor)
         self._parts: list[bytes] = []
@@ -71,7 +81,13 @@ class Inflater:
                 data, self._seen = b"".join(self._seen), []
                 continue
             self.consumed += len(data) - len(self._d.unconsumed_tail)
-            if out:
+            if out and self._next is not None:
+                self.size += len(out)
+                self._seen = []
+                if self._next.feed(out) or self.size > self.limit:
+                    self.over = True
+                    return True
+            elif out:
                 self._parts.append(out)
                 self.size += len(out)
                 self._seen = []
@@ -84,10 +100,18 @@ class Inflater:
     @property
     def eof(self) -> bool:
         """The compressed stream has ended (an identity body ends when its bytes do)."""
-        return self._d is None or bool(self._d.eof)
+        own = self._d is None or bool(self._d.eof)
+        return own and (self._next is None or self._next.eof)
+
+    @property
+    def total(self) -> int:
+        """Bytes of fully decoded output so far (all codings undone)."""
+        return self.size if self._next is None else self._next.total
 
     def result(self) -> bytes:
         """The output, at most `limit` bytes."""
+        if self._next is not None:
+            return self._next.result()
         out = b"".join(self._parts)
         return out[:self.limit] if len(out) > self.limit else out
 

@@ -102,7 +102,7 @@ class Discovery:
         """A fetched sitemap or feed: the URLs it lists that are new to the crawl."""
         assert res.body is not None
         try:
-            sm = await self.sitemaps.read(res.body)
+            sm = await self.sitemaps.read(res.body, base=it.target)
         except Exception as e:  # noqa: BLE001 - a bad sitemap is logged, not fatal
             return ListRead(error=str(e))
         items, turned = self.sitemaps.listed(it, sm, self.admission.knows)

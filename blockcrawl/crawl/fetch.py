@@ -360,7 +360,7 @@ class AiohttpFetcher:
             r.close()  # stop reading; the rest of the body stays unread
             # A prefix of an over-long body is worth parsing (robots.txt); one that expands more
             # than BOMB_RATIO:1 is a decompression bomb, not a document, and fails even then.
-            if inf.over and truncate and inf.size > BOMB_RATIO * max(inf.consumed, 1):
+            if inf.over and truncate and inf.total > BOMB_RATIO * max(inf.consumed, 1):
                 raise BodyTooLarge("bomb", f"decompressed body over {limit} bytes from {inf.consumed} bytes")
             if not truncate:  # (an identity body never goes over in the inflater: cut above)
                 if inf.over:

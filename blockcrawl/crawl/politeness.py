@@ -42,6 +42,10 @@ class Host:
     in_ready: bool = False
     in_timed: bool = False
     last_start: float = -1e9  # monotonic time the last request to the host was sent
+    # the request between its gate and its send (at most one per host), and a future resolved
+    # when it leaves: the next request's spacing counts from that moment
+    holder: asyncio.Task[object] | None = None
+    released: asyncio.Future[None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,34 +196,67 @@ class Scheduler:
         return h.queue.popleft()
 
     async def turn(self, host: str) -> None:
-        """Wait, just before sending, until the host's delay since its previous request has
-        passed. The scheduler already spaced the launches; this also holds when the event loop
-        was busy between a launch and its send (launched tasks would otherwise go out together)."""
+        """Wait, just before sending, until the host's delay since its previous request LEFT has
+        passed, and until no other request to the host sits between its gate and its send.
+
+        The scheduler already spaced the launches; this also holds when the event loop was busy.
+        A gate that only counted from the previous gate pass let requests leave together: a loop
+        stall of ~3 s (a pool starting, a big import) between one request's gate and its send let
+        the next request's gate open (its timer had fallen due), and both left when the loop
+        resumed - 0.3-4 ms apart at the server against a 50 ms delay. So a gate pass holds the host
+        until `sent()` (or the request ends: `finished()`, or its task is done)."""
         h = self._host(host)
-        if h.delay > 0:
-            while True:
-                wait = h.last_start + h.delay + DELAY_MARGIN - self.clock.monotonic()
-                if wait <= 0:
-                    break
-                await asyncio.sleep(wait)
+        me = asyncio.current_task()
+        while True:
+            holder = h.holder
+            if holder is not None and holder is not me and not holder.done():
+                if h.released is None or h.released.done():
+                    h.released = asyncio.get_running_loop().create_future()
+                await asyncio.shield(h.released)
+                continue
+            wait = h.last_start + h.delay + DELAY_MARGIN - self.clock.monotonic() if h.delay > 0 else 0.0
+            if wait <= 0:
+                break
+            await asyncio.sleep(wait)
         h.last_start = self.clock.monotonic()
+        if h.delay > 0 and me is not None:
+            h.holder = me
+            # a request whose task ends without sending (an error, cancelled) frees the gate too
+            me.add_done_callback(partial(self._task_done, h))
+
+    def _task_done(self, h: Host, task: asyncio.Task[object]) -> None:
+        if h.holder is task:
+            h.last_start = max(h.last_start, self.clock.monotonic())
+            self._release(h)
+
+    def _release(self, h: Host) -> None:
+        h.holder = None
+        if h.released is not None and not h.released.done():
+            h.released.set_result(None)
 
     def gate(self, host: str) -> Callable[[], Awaitable[None]]:
         """The politeness gate the fetcher awaits right before sending a request to host."""
         return partial(self.turn, host)
 
     def sent(self, host: str) -> Callable[[], None]:
-        """Callback for the moment the request actually left: later requests count from then."""
+        """Callback for the moment the request actually left: later requests count from then,
+        and the host's next gate may open (after the delay)."""
         h, clock = self._host(host), self.clock
 
         def stamp() -> None:
             h.last_start = max(h.last_start, clock.monotonic())
+            if h.holder is None or h.holder is asyncio.current_task():
+                self._release(h)
         return stamp
 
     def finished(self, host: str) -> None:
         """A request to host (page, sitemap or robots.txt) is over: its slot is free."""
         h = self._hosts[host]
         h.inflight -= 1
+        if h.holder is not None and h.holder is asyncio.current_task():
+            # it passed the gate but never left (connection refused, cancelled): free the gate
+            h.last_start = max(h.last_start, self.clock.monotonic())
+            self._release(h)
         self._poke(h)
 
     def wake_time(self) -> float | None:

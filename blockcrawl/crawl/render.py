@@ -78,6 +78,7 @@ class Hosts(Protocol):
     """What the fetcher needs of the engine's Scheduler for subrequests to other hosts."""
 
     def gate(self, host: str) -> Callable[[], Awaitable[None]]: ...
+    def sent(self, host: str) -> Callable[[], None]: ...
     def blocks(self, host: str, url: str) -> bool: ...
 
 
@@ -322,7 +323,8 @@ class RenderingFetcher:
             if host == job.host:
                 gate, on_sent = job.gate, job.on_sent
             else:
-                gate, on_sent = (self.hosts.gate(host) if self.hosts is not None else None), None
+                gate, on_sent = ((self.hosts.gate(host), self.hosts.sent(host)) if self.hosts is not None
+                                 else (None, None))
             job.pending += 1  # (a refused request is no activity: a page polling forever goes quiet at the cap)
             job.requests += 1
             try:

@@ -33,6 +33,24 @@ def agent_token(user_agent: str) -> str:
 ROBOTS_MAX_BYTES = 512 * 1024
 
 
+# Characters a file can start a line with that are not part of any directive: byte-order marks
+# (also one left in the middle by concatenating two files), zero-width spaces and joiners, and
+# white space. Protego reads "\ufeffUser-agent: *" as an unknown directive, so the group's
+# Disallow lines then belong to no group: "Disallow: /" behind a UTF-8 BOM allowed everything.
+_LINE_JUNK = "\ufeff\u200b\u200c\u200d\u2060 \t\v\f"
+
+
+def robots_text(body: bytes) -> str:
+    """robots.txt bytes as text the parser reads as a browser-era crawler would (Google's parser
+    skips a leading BOM): UTF-16 by its BOM, else UTF-8 (invalid bytes replaced); the BOM and any
+    invisible or blank characters at the start of every line dropped."""
+    if body[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        text = body.decode("utf-16", "replace")
+    else:
+        text = body.decode("utf-8", "replace")
+    return "\n".join(line.lstrip(_LINE_JUNK) for line in text.splitlines())
+
+
 def rules_from_response(status: int | None, body: bytes | None, agent: str) -> HostRules:
     """Rules from a robots.txt fetch: 2xx parse; 4xx (none) allow all; 5xx, no answer, or a 2xx
     whose body could not be read (a decompression bomb, a body stalled until the timeout) disallow
@@ -41,7 +59,7 @@ def rules_from_response(status: int | None, body: bytes | None, agent: str) -> H
         return HostRules(disallow_all=True)
     if status >= 400 or body is None:
         return HostRules()
-    text = body[:ROBOTS_MAX_BYTES].decode("utf-8", "replace")
+    text = robots_text(body[:ROBOTS_MAX_BYTES])
     try:
         p = Protego.parse(text)
     except Exception:  # noqa: BLE001 - a robots.txt protego cannot read restricts nothing

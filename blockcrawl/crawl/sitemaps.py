@@ -60,13 +60,16 @@ class Sitemaps:
             items.append(make_item(u, 0, kind=kind))
         return items, turned
 
-    async def read(self, body: bytes) -> Sitemap:
+    async def read(self, body: bytes, base: str | None = None) -> Sitemap:
         """Parse in a thread: a 50,000-URL file takes tens of ms, the loop must keep serving sockets.
         A feed (RSS, Atom, JSON Feed: crawl.feeds) is read as a sitemap of its items: a page's feed
-        link, or a robots.txt Sitemap: line naming a feed (search engines accept those)."""
+        link, or a robots.txt Sitemap: line naming a feed (search engines accept those). base: the
+        file's URL, against which a feed's relative links resolve (a sitemap's must be absolute)."""
         from .feeds import is_feed, parse_feed
-        parse = parse_feed if is_feed(body) else parse_sitemap
-        return await asyncio.to_thread(parse, body, max_urls=self.max_urls, max_bytes=self.max_bytes)
+        if is_feed(body):
+            return await asyncio.to_thread(parse_feed, body, max_urls=self.max_urls, max_bytes=self.max_bytes,
+                                           base=base)
+        return await asyncio.to_thread(parse_sitemap, body, max_urls=self.max_urls, max_bytes=self.max_bytes)
 
     def listed(self, parent: Item, sm: Sitemap, known: Callable[[str], bool]) -> tuple[list[Item], Counter[str]]:
         """Items for the URLs a sitemap lists: pages (depth 0) or, from an index, sitemaps one level
