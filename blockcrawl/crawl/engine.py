@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Coroutine, Sequence
 from functools import partial
 from typing import Any
@@ -29,7 +28,7 @@ from .clock import SystemClock
 from .config import CrawlConfig, CrawlStats
 from .discovery import Discovery
 from .frontier import Item
-from .outcome import Claimed, Failed, FailKind, Fetched, Launched, Requeued, Skipped, SkipReason
+from .outcome import Claimed, Failed, FailKind, Launched, Requeued, Skipped, SkipReason
 from .politeness import Scheduler
 from .process import crawl_spec
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
@@ -37,7 +36,6 @@ from .record import Recorder
 from .robots import agent_token
 from .seeding import conditional
 from .sitemodels import SWEEP_INTERVAL
-from .triage import FOLLOW, triage
 from .urls import Resolver
 
 log = logging.getLogger("blockcrawl.crawl")
@@ -269,20 +267,12 @@ class Crawler:
         finally:
             sched.finished(host)
             self._fetching -= 1
-        self.rec.apply(it, res, Fetched())
         size = len(res.body or b"")
         self._backlog += 1
         self._backlog_bytes += size
         self._wake.set()
         try:
-            out = triage(it, res, stored=it.url in self.rec.baseline, probe=it.url in self.known.probes,
-                         retries=self.cfg.retries, backoff=self.cfg.backoff, jitter=random.random(),
-                         stopping=self._stopping is not None)
-            if out == FOLLOW:
-                out = self.admission.redirect(it, res.location or "")
-            elif isinstance(out, str):
-                out = await (self.pages.take(it, res) if page else self.discovery.read_list(it, res))
-            self.rec.apply(it, res, out)
+            self.rec.apply(it, res, await self.pages.outcome(it, res, self._stopping is not None))
         except asyncio.CancelledError:
             self.rec.apply(it, None, Requeued())
             raise

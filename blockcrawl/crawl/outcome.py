@@ -185,11 +185,6 @@ class Launched:
 
 
 @dataclass(frozen=True, slots=True)
-class Fetched:
-    """An answer came (counted whatever is decided about it)."""
-
-
-@dataclass(frozen=True, slots=True)
 class Requeued:
     """A hard stop cancelled the fetch: the URL goes back to the queue (--resume fetches it)."""
 
@@ -212,7 +207,7 @@ class Claimed:
 Outcome = (Stored | NotStored | Unchanged | Gone | Redirected | Retry | Failed | Skipped | ListRead
            | RobotsRead)
 # what Recorder.apply takes
-Event: TypeAlias = "Outcome | Launched | Fetched | Requeued | SiteLearned | Claimed | SeedPlan"
+Event: TypeAlias = "Outcome | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
 
 
 def refunds(out: object) -> bool:

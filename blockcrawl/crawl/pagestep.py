@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -23,6 +24,7 @@ from .process import PageOut
 from .protocols import Analyzer
 from .seeding import Validators
 from .sitemodels import SiteModels, stored_content
+from .triage import FOLLOW, READ, triage
 
 log = logging.getLogger("blockcrawl.crawl")
 
@@ -71,16 +73,29 @@ def decide(it: Item, res: FetchResult, page: PageOut, content: PageOut, body_has
 
 
 class PageStep:
+    """One URL's way from its answer to its outcome: triage, then the redirect, the page or the list."""
+
     def __init__(self, analyzer: Analyzer, admission: Admission, discovery: Discovery, models: SiteModels,
                  rules: PageRules, baseline: Mapping[str, Validators], *, block_hashes: Callable[[str], list[tuple[str, str]]],
-                 prime: bool, send_models: bool) -> None:
+                 prime: bool, send_models: bool, retries: int, backoff: float) -> None:
         """block_hashes: the store's blocks of a site (its dedup state after a resume, or from
         another worker of a shared frontier) when prime; send_models: a stored site model goes to
         the site's pipeline before its first page (resume, recrawl)."""
         self.analyzer, self.admission, self.discovery, self.models = analyzer, admission, discovery, models
         self.rules, self.baseline, self.block_hashes = rules, baseline, block_hashes
-        self.prime, self.send_models = prime, send_models
+        self.prime, self.send_models, self.retries, self.backoff = prime, send_models, retries, backoff
         self.primed: set[str] = set()
+
+    async def outcome(self, it: Item, res: FetchResult, stopping: bool) -> Outcome:
+        """What the answer `res` to `it` comes to (triage.triage first)."""
+        out = triage(it, res, stored=it.url in self.baseline, probe=it.url in self.admission.known.probes,
+                     retries=self.retries, backoff=self.backoff, jitter=random.random(), stopping=stopping)
+        if out == FOLLOW:
+            return self.admission.redirect(it, res.location or "")
+        if out == READ:
+            return await (self.take(it, res) if it.kind == "page" else self.discovery.read_list(it, res))
+        assert not isinstance(out, str)
+        return out
 
     def forget(self, host: str) -> None:
         """A host no longer leased here: primed again from the store if this worker gets it back."""

@@ -36,10 +36,15 @@ class Recorder:
         self.only_articles = only_articles
         self.listeners: Sequence[CrawlListener] = ()
         self.started = 0  # page and list fetches started that count against --max-pages
+        self._counted: FetchResult | None = None  # the last answer counted in stats.requests
 
     def apply(self, it: Item | None, res: FetchResult | None, out: o.Event) -> None:
         """Record what happened to `it` (its fetch's answer `res`)."""
         r = res or _NO_RES
+        if res is not None and it is not None and res is not self._counted:  # an answer, counted once
+            self._counted = res
+            self.stats.requests += 1
+            self.stats.bytes += res.nbytes
         if o.refunds(out):
             self.started -= 1
         if isinstance(out, SeedPlan):
@@ -57,9 +62,6 @@ class Recorder:
         if isinstance(out, o.Launched):
             self.started += 1
             self.frontier.mark(it.url, IN_FLIGHT)
-        elif isinstance(out, o.Fetched):
-            self.stats.requests += 1
-            self.stats.bytes += r.nbytes
         elif isinstance(out, o.Requeued):
             self.frontier.mark(it.url, QUEUED)
         elif isinstance(out, o.Stored):

@@ -118,7 +118,8 @@ def make_page_step(cfg: CrawlConfig, spec: PipelineConfig, analyzer: Analyzer, a
     from .pagestep import PageRules, PageStep
     rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles, spec.extract, agent)
     return PageStep(analyzer, admission, discovery, models, rules, baseline, block_hashes=store.block_hashes,
-                    prime=(cfg.resume or shared) and not recrawl, send_models=cfg.resume or recrawl)
+                    prime=(cfg.resume or shared) and not recrawl, send_models=cfg.resume or recrawl,
+                    retries=cfg.retries, backoff=cfg.backoff)
 
 
 def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, store: AnyStore,
