@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
-from .addresses import parse_resolve
 from .credentials import Credentials
 from .fetch import HTML_TYPES
+from .resolve import parse_resolve
 from .traps import DEFAULT_DATE_HOPS
 
 DEFAULT_USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"

@@ -30,7 +30,6 @@ Guarantees at the wire (each tested against a real server in tests/test_fetch.py
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import email.utils
 import sys
 import time
@@ -42,9 +41,11 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from ..compress import BodyTooLarge, Inflater
-from .addresses import AddressPolicy, PolicyResolver, StaticResolver, forbidden_reason, policy_middleware
+from .addresses import AddressPolicy, PolicyResolver, forbidden_reason, policy_middleware
 from .credentials import Credentials, load_cookies, redact
+from .resolve import StaticResolver
 from .urls import wire_url
+from .wire import _WIRE, _Dropped, _GatedConnector, _headers_sent, _no_resend, _socks_connector, _Wire
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -77,11 +78,6 @@ class FetchResult:
     last_modified: str | None = None  # Last-Modified, likewise
 
 
-class _Dropped(aiohttp.ClientConnectionError):
-    """The connection dropped after the request was written: raised instead of aiohttp's
-    ServerDisconnectedError / ClientOSError so that aiohttp does not send the request again."""
-
-
 def parse_retry_after(value: str | None) -> float | None:
     """Retry-After as seconds from now: delta-seconds or an HTTP date. Not capped: the engine
     gives a URL up when the wait is beyond retry.MAX_RETRY_WAIT, and says what the server asked
@@ -103,90 +99,6 @@ def parse_retry_after(value: str | None) -> float | None:
 # Text compresses 3-10x with gzip (robots.txt of near-identical Disallow lines ~30x); runs of
 # one byte, the stuff of decompression bombs, ~1000x.
 BOMB_RATIO = 200
-
-
-@dataclass(slots=True)
-class _Wire:
-    """What one get() needs inside aiohttp (found there through a ContextVar: aiohttp runs the
-    connector and the trace hooks in the caller's task)."""
-    gate: Callable[[], Awaitable[None]] | None
-    on_sent: Callable[[], None] | None
-    deadline: Any  # the get's asyncio Timeout, rescheduled around the gate
-    timeout: float
-    t_sent: float = 0.0
-    waited: float = 0.0
-    sends: int = 0
-
-
-_WIRE: contextvars.ContextVar[_Wire | None] = contextvars.ContextVar("blockcrawl_fetch_wire", default=None)
-
-
-class _GatedConnector(aiohttp.TCPConnector):
-    """A TCPConnector that awaits the request's gate once it holds the connection: the last
-    await before aiohttp writes the request head (ClientRequest.send writes synchronously
-    after our trace hook)."""
-
-    async def connect(self, req: aiohttp.ClientRequest, traces: list[Any],
-                      timeout: aiohttp.ClientTimeout) -> aiohttp.connector.Connection:
-        conn = await super().connect(req, traces, timeout)
-        w = _WIRE.get()
-        if w is None:
-            return conn
-        loop = asyncio.get_running_loop()
-        if w.gate is not None:
-            w.deadline.reschedule(None)  # the gate's wait is politeness, not the server's slowness
-            t = time.monotonic()
-            try:
-                await w.gate()
-            except BaseException:
-                conn.release()  # nothing written: the connection is still good
-                raise
-            w.waited += time.monotonic() - t
-            proto = conn.protocol
-            if proto is None or not proto.is_connected():
-                # the server closed the idle connection while we waited: take another one
-                # before anything is written (no request is sent twice)
-                conn.close()
-                w.deadline.reschedule(loop.time() + w.timeout)
-                conn = await super().connect(req, traces, timeout)
-        w.deadline.reschedule(loop.time() + w.timeout)
-        w.sends += 1
-        w.t_sent = time.monotonic()
-        return conn
-
-
-async def _no_resend(req: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType) -> aiohttp.ClientResponse:
-    """Client middleware: a dropped connection is reported, never silently retried."""
-    try:
-        return await handler(req)
-    except aiohttp.ClientConnectorError:
-        raise  # no connection was made: aiohttp does not retry these anyway
-    except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
-        raise _Dropped(str(e) or type(e).__name__) from e
-
-
-async def _headers_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
-    w = _WIRE.get()
-    if w is not None and w.on_sent is not None:
-        w.on_sent()
-
-
-def _socks_connector(proxy: str | None, kw: dict[str, Any]) -> aiohttp.TCPConnector | None:
-    """A gated connector through a SOCKS proxy (socks4/socks5 URL), or None for other proxies.
-    Needs the optional aiohttp-socks package; the target's name is resolved by the proxy, so the
-    address check after DNS (addresses.py) cannot run there: the literal-host check still does."""
-    if not proxy or not proxy.startswith("socks"):
-        return None
-    try:
-        from aiohttp_socks import ProxyConnector
-    except ImportError:
-        from ..errors import ConfigError
-        raise ConfigError("proxy: a socks proxy needs the aiohttp-socks package (pip install aiohttp-socks)") from None
-    kw = {k: v for k, v in kw.items() if k != "resolver"}
-    gated: type[ProxyConnector] = type("_GatedSocksConnector", (_GatedConnector, ProxyConnector), {})
-    # typed through a variable: without the optional aiohttp-socks installed, mypy sees Any here
-    conn: aiohttp.TCPConnector = gated.from_url(proxy, rdns=True, **kw)
-    return conn
 
 
 class AiohttpFetcher:

@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
@@ -48,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from ..errors import ConfigError
 from .appshell import measure
+from .chromium import CHROMIUM_ARGS, VIEWPORT, Job, chromium_path, origin, unavailable
 from .fetch import HTML_TYPES, FetchResult
 from .protocols import Fetcher, RenderTally
 
@@ -57,21 +56,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("blockcrawl.crawl")
 
 RENDER_MODES = ("never", "auto", "always")
-CHROMIUM = "/usr/bin/chromium"  # Debian's package `chromium`; BLOCKCRAWL_CHROMIUM overrides
-CHROMIUM_ARGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--no-first-run", "--disable-extensions", "--mute-audio", "--disable-features=Translate,MediaRouter",
-    # Chromium resolves no name: every request is answered through page.route by our fetcher, so
-    # nothing it does can bypass the address policy, the gates or the caps.
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-)
 POOL = 2  # pages rendered at once (each Chromium page: ~30-60 MB and a CPU core while scripts run)
 MAX_SUBREQUESTS = 64  # script / XHR / fetch requests per rendered page
 QUIET = 0.3  # seconds without a pending request after `load`: the page is done
 ALLOWED_TYPES = frozenset({"script", "xhr", "fetch"})  # resource types fetched; the rest refused
 MEASURE_INLINE = 256 * 1024  # larger bodies are measured in a thread, off the event loop
-VIEWPORT = {"width": 1280, "height": 1024}
 
 
 class Hosts(Protocol):
@@ -88,47 +77,6 @@ class RenderCounts:
     renders: int = 0  # pages whose body is the rendered DOM
     render_requests: int = 0  # subrequests fetched for them (scripts, XHR, fetch)
     render_failed: int = 0  # renders that fell back to the static body
-
-
-def chromium_path() -> str:
-    return os.environ.get("BLOCKCRAWL_CHROMIUM") or CHROMIUM
-
-
-def unavailable() -> str | None:
-    """Why rendering cannot be had here (no Playwright, no Chromium), or None."""
-    import importlib.util
-    # find_spec, not an import: importing Playwright costs ~0.3 s, paid only when a page needs it
-    if importlib.util.find_spec("playwright") is None:
-        return "the Python package playwright is not installed (pip install 'blockcrawl[render]')"
-    exe = chromium_path()
-    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)) and not shutil.which(exe):
-        return f"no Chromium at {exe} (apt-get install chromium)"
-    return None
-
-
-def origin(url: str) -> str:
-    """scheme://host[:port] of a URL as Chromium writes it (always with a path)."""
-    i = url.find("//")
-    j = url.find("/", i + 2) if i >= 0 else -1
-    return url if j < 0 else url[:j]
-
-
-@dataclass(slots=True)
-class _Job:
-    """One page being rendered."""
-    url: str
-    host: str
-    static: FetchResult
-    gate: Callable[[], Awaitable[None]] | None
-    on_sent: Callable[[], None] | None
-    budget: int  # bytes the subrequests may still bring
-    served: bool = False  # the document was answered
-    requests: int = 0
-    refused: int = 0
-    nbytes: int = 0
-    pending: int = 0
-    last_activity: float = 0.0
-    closed: bool = False
 
 
 class RenderingFetcher:
@@ -224,7 +172,7 @@ class RenderingFetcher:
         if ctx is None:
             return res
         limit = self.max_bytes if max_bytes is None else max_bytes
-        job = _Job(url, origin(url), res, gate, on_sent, limit)
+        job = Job(url, origin(url), res, gate, on_sent, limit)
         t0 = time.monotonic()
         async with self._slots:
             html, why = await self._render(ctx, job)
@@ -261,7 +209,7 @@ class RenderingFetcher:
         return False
 
     # ------------------------------------------------------------------ one render
-    async def _render(self, ctx: BrowserContext, job: _Job) -> tuple[str | None, str]:
+    async def _render(self, ctx: BrowserContext, job: Job) -> tuple[str | None, str]:
         """(the DOM, "") or (the DOM so far, "time limit") or (None, why it failed)."""
         page: Page | None = None
         try:
@@ -291,7 +239,7 @@ class RenderingFetcher:
                 except Exception:  # noqa: BLE001
                     pass
 
-    async def _load(self, page: Page, job: _Job) -> None:
+    async def _load(self, page: Page, job: Job) -> None:
         """Load the page, then wait until no subrequest was pending for QUIET seconds."""
         await page.goto(job.url, wait_until="load", timeout=self.timeout * 1000)
         job.last_activity = time.monotonic()  # requests the load event's handlers start come to us a moment later
@@ -301,7 +249,7 @@ class RenderingFetcher:
                 return
             await asyncio.sleep(max(0.02, min(QUIET - quiet_for, 0.1)))
 
-    async def _route(self, page: Page, job: _Job, route: Route) -> None:
+    async def _route(self, page: Page, job: Job, route: Route) -> None:
         """Every request the page makes (module docstring, step 3)."""
         req = route.request
         url = req.url

@@ -88,8 +88,9 @@ def make_analyzer(spec: PipelineConfig, workers: int) -> Analyzer:
 
 def make_fetcher(cfg: CrawlConfig, policy: UrlPolicy, sched: Scheduler) -> tuple[Fetcher, RenderTally | None]:
     """The aiohttp fetcher for cfg, and the render counts when it renders (cfg.render)."""
-    from .addresses import AddressPolicy, parse_resolve
+    from .addresses import AddressPolicy
     from .fetch import AiohttpFetcher
+    from .resolve import parse_resolve
     addresses = policy.addresses
     proxy = cfg.credentials.proxy
     if proxy and addresses is not None and not addresses.allow_private:
