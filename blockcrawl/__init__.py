@@ -25,6 +25,7 @@ _FRONT_DOORS: dict[str, str] = {
     "PipelineConfig": "blockcrawl.pipeline",
     "CrawlConfig": "blockcrawl.crawl",
     "Store": "blockcrawl.store",
+    "open_store": "blockcrawl.store",
     "build_index": "blockcrawl.index",
     "search": "blockcrawl.retrieval",
     "Block": "blockcrawl.records",
@@ -62,9 +63,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only; "X as X
     from .records import Document as Document
     from .retrieval import search as search
     from .store import Store as Store
+    from .store import open_store as open_store
+
+
+# the stage packages, imported on first attribute access too: `import blockcrawl` then
+# `blockcrawl.crawl.crawl(...)` works (it raised AttributeError until the subpackage was imported)
+_PACKAGES = frozenset({"chunk", "crawl", "extraction", "index", "parse", "pipeline", "records", "retrieval",
+                       "store", "errors"})
 
 
 def __getattr__(name: str) -> Any:
+    if name in _PACKAGES:
+        return importlib.import_module(f"blockcrawl.{name}")
     module = _FRONT_DOORS.get(name)
     if module is None:
         raise AttributeError(f"module 'blockcrawl' has no attribute {name!r}")

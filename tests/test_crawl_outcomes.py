@@ -301,3 +301,31 @@ def test_a_spec_that_disagrees_with_the_crawl_config_is_refused():
     with pytest.raises(ConfigError, match="max_bytes is a crawl setting"):
         crawl_spec(CrawlConfig(seeds=[A], max_bytes=4096), PipelineConfig(max_bytes=1000))
     assert crawl_spec(CrawlConfig(seeds=[A], max_bytes=4096), PipelineConfig(mode="blocks")).max_bytes == 4096
+
+
+# ---------------------------------------------------------------- settings in one place
+def test_the_crawl_cli_defaults_are_the_crawl_config_defaults():
+    from blockcrawl.cli import build_parser
+    from blockcrawl.crawl.config import CRAWL_DEFAULTS as D
+    from blockcrawl.pipeline import DEFAULTS
+    a = build_parser().parse_args(["crawl", "--store", "x.db"])
+    same = {"concurrency": a.concurrency, "per_host": a.per_host, "delay": a.delay, "timeout": a.timeout,
+            "retries": a.retries, "max_bytes": a.max_bytes, "max_redirects": a.max_redirects, "scope": a.scope,
+            "user_agent": a.user_agent, "max_sitemaps": a.max_sitemaps, "date_hops": a.date_hops,
+            "render": a.render, "lease_seconds": a.lease_seconds,
+            "content_types": tuple(a.content_types.split(","))}
+    assert same == {k: getattr(D, k) for k in same}
+    assert (a.chunk_size, a.overlap, a.tokenizer, a.algorithm) == (DEFAULTS.chunk_size, DEFAULTS.overlap,
+                                                                   DEFAULTS.tokenizer, DEFAULTS.algorithm)
+
+
+def test_the_top_level_package_reaches_the_crawl_and_open_store():
+    import subprocess
+    import sys
+    code = ("import blockcrawl, sys; f = blockcrawl.crawl.crawl; o = blockcrawl.open_store; "
+            "from blockcrawl.store import open_store, SqliteStore; "
+            "assert o is open_store and blockcrawl.Store is SqliteStore and callable(f); "
+            "from blockcrawl.crawl import process, protocols; "
+            "assert not hasattr(process, 'Analyzer') and hasattr(protocols, 'Analyzer')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..chunk import DEFAULT_OVERLAP, DEFAULT_SIZE
 from ..pipeline import DEFAULTS, PipelineConfig, tokenizer_for
 
 EXAMPLES = """examples:
@@ -63,8 +62,8 @@ def _duration(s: str) -> float:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..crawl import DEFAULT_USER_AGENT
-    from ..crawl.traps import DEFAULT_DATE_HOPS
+    from ..crawl.config import CRAWL_DEFAULTS as D
+    from ..crawl.render import RENDER_MODES
     p = sub.add_parser("crawl", help="crawl websites politely into the store",
                        description="Crawl from the seed URLs, same site only by default, and store every "
                                    "HTML page's blocks and chunks. The frontier lives in the store, so an "
@@ -80,22 +79,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         "processes started with the same arguments crawl together; each host is leased to one "
                         "of them (politeness, robots.txt, dedup stay in one process). Needs the redis package")
     g.add_argument("--worker-id", metavar="NAME", help="this worker's name in the frontier (default hostname:pid)")
-    g.add_argument("--lease-seconds", type=_positive(float), default=30.0, metavar="S",
-                   help="host lease: a dead worker's hosts are taken over after this long (default 30)")
+    g.add_argument("--lease-seconds", type=_positive(float), default=D.lease_seconds, metavar="S",
+                   help=f"host lease: a dead worker's hosts are taken over after this long (default {D.lease_seconds:g})")
     g = p.add_argument_group("politeness")
-    g.add_argument("--concurrency", type=_positive(int), default=32, metavar="N",
-                   help="requests in flight over all hosts (default 32)")
-    g.add_argument("--per-host", type=_positive(int), default=4, metavar="N",
-                   help="requests in flight per host (default 4)")
-    g.add_argument("--delay", type=_positive(float), default=0.0, metavar="S",
-                   help="minimum seconds between request starts to one host (default 0; "
+    g.add_argument("--concurrency", type=_positive(int), default=D.concurrency, metavar="N",
+                   help=f"requests in flight over all hosts (default {D.concurrency})")
+    g.add_argument("--per-host", type=_positive(int), default=D.per_host, metavar="N",
+                   help=f"requests in flight per host (default {D.per_host})")
+    g.add_argument("--delay", type=_positive(float), default=D.delay, metavar="S",
+                   help=f"minimum seconds between request starts to one host (default {D.delay:g}; "
                         "a robots.txt Crawl-delay is honoured if larger)")
-    g.add_argument("--user-agent", default=DEFAULT_USER_AGENT, metavar="UA",
-                   help=f"User-Agent header; its first word is the robots.txt token (default {DEFAULT_USER_AGENT!r})")
+    g.add_argument("--user-agent", default=D.user_agent, metavar="UA",
+                   help=f"User-Agent header; its first word is the robots.txt token (default {D.user_agent!r})")
     g.add_argument("--ignore-robots", action="store_true", help="do not fetch or obey robots.txt")
     g.add_argument("--no-sitemaps", action="store_true", help="do not seed from the sitemaps robots.txt lists")
-    g.add_argument("--max-sitemaps", type=_positive(int), default=1000, metavar="N",
-                   help="sitemap files fetched per crawl, nested indexes included (default 1000; 3 levels at most)")
+    g.add_argument("--max-sitemaps", type=_positive(int), default=D.max_sitemaps, metavar="N",
+                   help=f"sitemap files fetched per crawl, nested indexes included (default {D.max_sitemaps}; "
+                        f"{D.max_sitemap_depth} levels at most)")
     g = p.add_argument_group("what to crawl")
     g.add_argument("--allow-private", action="store_true",
                    help="fetch private, loopback and link-local addresses (in any spelling, also after DNS) "
@@ -103,31 +103,34 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--resolve", action="append", default=[], metavar="HOST:PORT:ADDR",
                    help="connect to HOST on PORT at the IP address ADDR, without DNS (as curl's --resolve; "
                         "repeatable): a site under its real name on a test address")
-    g.add_argument("--scope", choices=("site", "host", "any"), default="site",
+    g.add_argument("--scope", choices=("site", "host", "any"), default=D.scope,
                    help="site: the seeds' sites incl. subdomains (default); host: the seeds' hosts only; any: follow everywhere")
     g.add_argument("--include", action="append", default=[], metavar="REGEX",
                    help="only URLs matching this (repeatable: any may match)")
     g.add_argument("--exclude", action="append", default=[], metavar="REGEX", help="skip URLs matching this (repeatable)")
     g.add_argument("--max-depth", type=_positive(int), metavar="N", help="link hops from a seed (default unlimited)")
-    g.add_argument("--date-hops", type=int, default=DEFAULT_DATE_HOPS, metavar="N",
+    g.add_argument("--date-hops", type=int, default=D.date_hops, metavar="N",
                    help="calendar-trap guard: links from a dated page (/2024/05/, ?month=5) to another dated page "
-                        f"of its host are followed at most N in a row (default {DEFAULT_DATE_HOPS}; -1: no limit). "
+                        f"of its host are followed at most N in a row (default {D.date_hops}; -1: no limit). "
                         "Dated pages linked from undated ones (home, menus, sitemaps) start a new chain")
-    g.add_argument("--content-types", default="text/html,application/xhtml+xml", metavar="LIST",
+    g.add_argument("--content-types", default=",".join(D.content_types), metavar="LIST",
                    help="comma-separated media types to process (default HTML only)")
     # --- jsrender ---
-    g.add_argument("--render", choices=("never", "auto", "always"), default="auto",
+    g.add_argument("--render", choices=RENDER_MODES, default=D.render,
                    help="run pages' JavaScript in headless Chromium (/usr/bin/chromium, Python package playwright): "
                         "auto: only pages whose HTML is an empty app shell (default); always: every page; never")
     g = p.add_argument_group("limits and errors")
     g.add_argument("--max-pages", type=_positive(int), metavar="N", help="stop after N page fetches")
     g.add_argument("--max-time", type=_positive(float), metavar="S", help="stop after S seconds")
-    g.add_argument("--timeout", type=_positive(float), default=10.0, metavar="S", help="per request (default 10)")
-    g.add_argument("--retries", type=_positive(int), default=2, metavar="N",
-                   help="retries of timeouts, connection errors, 429 and 5xx, with back-off or Retry-After (default 2)")
-    g.add_argument("--max-bytes", type=_positive(int), default=10 * 1024 * 1024, metavar="N",
-                   help="largest body accepted, also after decompression (default 10 MiB)")
-    g.add_argument("--max-redirects", type=_positive(int), default=10, metavar="N", help="longest redirect chain (default 10)")
+    g.add_argument("--timeout", type=_positive(float), default=D.timeout, metavar="S",
+                   help=f"per request (default {D.timeout:g})")
+    g.add_argument("--retries", type=_positive(int), default=D.retries, metavar="N",
+                   help="retries of timeouts, connection errors, 429 and 5xx, with back-off or Retry-After "
+                        f"(default {D.retries})")
+    g.add_argument("--max-bytes", type=_positive(int), default=D.max_bytes, metavar="N",
+                   help=f"largest body accepted, also after decompression (default {D.max_bytes // 2**20} MiB)")
+    g.add_argument("--max-redirects", type=_positive(int), default=D.max_redirects, metavar="N",
+                   help=f"longest redirect chain (default {D.max_redirects})")
     # --- realweb: headers, cookies, credentials, proxy (crawl.credentials) ---
     g = p.add_argument_group("headers, cookies, credentials and proxy (secrets never reach logs or the store)")
     g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
@@ -157,9 +160,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="main-content algorithm from blockcrawl.extraction.registry "
                         f"(default {DEFAULTS.algorithm!r}; 'all' keeps every block; 'site' learns each site's "
                         "page templates from its first pages, then extracts by them: see --learn-pages)")
-    g.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE, metavar="N", help=f"tokens per chunk (default {DEFAULT_SIZE})")
-    g.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP, metavar="M", help=f"chunk overlap (default {DEFAULT_OVERLAP})")
-    g.add_argument("--tokenizer", default="model", metavar="NAME", help="'model' (default), 'words', or a tokenizer.json")
+    g.add_argument("--chunk-size", type=int, default=DEFAULTS.chunk_size, metavar="N",
+                   help=f"tokens per chunk (default {DEFAULTS.chunk_size})")
+    g.add_argument("--overlap", type=int, default=DEFAULTS.overlap, metavar="M",
+                   help=f"chunk overlap (default {DEFAULTS.overlap})")
+    g.add_argument("--tokenizer", default=DEFAULTS.tokenizer, metavar="NAME",
+                   help=f"'model', 'words', or a tokenizer.json (default {DEFAULTS.tokenizer!r})")
     g.add_argument("--no-dedup", action="store_true", help="keep blocks already seen on the site")
     g.add_argument("--only-articles", action="store_true",
                    help="store blocks and chunks of article pages only (the page classifier's kind); other "

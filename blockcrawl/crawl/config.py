@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
+from ..limits import MAX_BODY_BYTES
 from .credentials import Credentials
 from .fetch import HTML_TYPES
 from .resolve import parse_resolve
@@ -50,7 +51,7 @@ class CrawlConfig:
     user_agent: str = DEFAULT_USER_AGENT
     robots: bool = True
     sitemaps: bool = True
-    max_bytes: int = 10 * 1024 * 1024
+    max_bytes: int = MAX_BODY_BYTES
     max_redirects: int = 10
     content_types: tuple[str, ...] = HTML_TYPES
     resume: bool = False
@@ -143,6 +144,11 @@ def _problem(c: CrawlConfig) -> str | None:
         except re.error as e:
             return f"bad regular expression {rx!r}: {e}"
     return None
+
+
+# The defaults, for the crawl CLI's options (a slotted class hides them), as extract_cmd reads
+# pipeline.DEFAULTS: each default is written once, here.
+CRAWL_DEFAULTS = CrawlConfig(seeds=())
 
 
 @dataclass

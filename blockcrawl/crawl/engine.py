@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from ..pipeline import PipelineConfig
-from ..store import AnyStore as Store  # either backend (SQLite file, PostgreSQL)
+from ..store import AnyStore  # either backend (SQLite file, PostgreSQL)
 from . import setup
 from .admission import Admission, Known
 from .clock import SystemClock
@@ -46,7 +46,7 @@ CLAIM_INTERVAL = 0.5  # shared frontier: seconds between claim() calls (lease re
 
 
 class Crawler:
-    def __init__(self, store: Store, config: CrawlConfig, spec: PipelineConfig | None = None, *,
+    def __init__(self, store: AnyStore, config: CrawlConfig, spec: PipelineConfig | None = None, *,
                  fetcher: Fetcher | None = None, frontier: Frontier | None = None, clock: Clock | None = None,
                  analyzer: Analyzer | None = None, listeners: Sequence[CrawlListener] | None = None) -> None:
         """fetcher, frontier, clock, analyzer: injected components (protocols.py); by default the
@@ -288,6 +288,6 @@ class Crawler:
             listener.tick(self.stats, len(self._inflight), sched.queue_sizes)
 
 
-def crawl(store: Store, config: CrawlConfig, spec: PipelineConfig | None = None) -> CrawlStats:
+def crawl(store: AnyStore, config: CrawlConfig, spec: PipelineConfig | None = None) -> CrawlStats:
     """Run a crawl to completion (or until a limit or a signal stops it)."""
     return asyncio.run(Crawler(store, config, spec).run())

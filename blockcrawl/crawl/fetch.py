@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from ..compress import BodyTooLarge, Inflater
+from ..limits import MAX_BODY_BYTES
 from .addresses import AddressPolicy, PolicyResolver, forbidden_reason, policy_middleware
 from .credentials import Credentials, load_cookies, redact
 from .resolve import StaticResolver
@@ -102,7 +103,7 @@ BOMB_RATIO = 200
 
 
 class AiohttpFetcher:
-    def __init__(self, user_agent: str, timeout: float = 10.0, max_bytes: int = 10 * 1024 * 1024,
+    def __init__(self, user_agent: str, timeout: float = 10.0, max_bytes: int = MAX_BODY_BYTES,
                  concurrency: int = 32, per_host: int = 4, addresses: AddressPolicy | None = None,
                  credentials: Credentials | None = None, resolve: dict[tuple[str, int], str] | None = None) -> None:
         """resolve: {(host, port): address} answered without DNS (crawl --resolve).

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Self
 
+from ..limits import MAX_BODY_BYTES
 from .clock import SystemClock
 from .fetch import FetchResult
 from .protocols import Clock
@@ -45,7 +46,7 @@ Route = Response | Callable[[int], Response]
 
 class MemoryFetcher:
     def __init__(self, routes: Mapping[str, Route] | None = None, clock: Clock | None = None,
-                 max_bytes: int = 10 * 1024 * 1024) -> None:
+                 max_bytes: int = MAX_BODY_BYTES) -> None:
         self.routes: dict[str, Route] = dict(routes or {})
         self.clock: Clock = clock or SystemClock()
         self.max_bytes = max_bytes

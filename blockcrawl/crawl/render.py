@@ -45,6 +45,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from ..errors import ConfigError
+from ..limits import MAX_BODY_BYTES
 from .appshell import measure
 from .chromium import CHROMIUM_ARGS, VIEWPORT, Job, chromium_path, origin, unavailable
 from .fetch import HTML_TYPES, FetchResult
@@ -94,7 +95,7 @@ class RenderingFetcher:
 
     def __init__(self, inner: Fetcher, mode: str = "auto", *, timeout: float = 20.0, pool: int = POOL,
                  hosts: Hosts | None = None, stats: RenderTally | None = None, user_agent: str | None = None,
-                 max_bytes: int = 10 * 1024 * 1024) -> None:
+                 max_bytes: int = MAX_BODY_BYTES) -> None:
         if mode not in RENDER_MODES:
             raise ConfigError(f"render must be one of {', '.join(RENDER_MODES)} (got {mode!r})")
         self.inner, self.mode, self.timeout, self.hosts = inner, mode, timeout, hosts
