@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from blockcrawl.crawl.admission import Admission, Known
+from blockcrawl.crawl.clock import FakeClock
 from blockcrawl.crawl.config import CrawlConfig, CrawlStats
 from blockcrawl.crawl.discovery import Discovery
 from blockcrawl.crawl.fetch import FetchResult, parse_retry_after
@@ -201,7 +202,7 @@ def test_only_articles_stores_articles_blocks(kind, only, want):
 def discovery(known: Known) -> Discovery:
     a = admission(known)
     return Discovery(None, Scheduler(1, 0.0), Sitemaps(a.policy, max_files=2, max_depth=3, max_urls=10, max_bytes=10**6),
-                     a, known, "blockcrawl", backoff=1.0, use_sitemaps=True)  # type: ignore[arg-type]
+                     a, known, "blockcrawl", FakeClock(), backoff=1.0, use_sitemaps=True)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("res,want_items,want_probes,disallow", [

@@ -22,7 +22,7 @@ from .urls import host_of, url_key
 
 if TYPE_CHECKING:
     from .politeness import Scheduler
-    from .protocols import Fetcher
+    from .protocols import Clock, Fetcher
 
 log = logging.getLogger("blockcrawl.crawl")
 
@@ -31,15 +31,18 @@ ROBOTS_ATTEMPTS = 2  # a failed robots.txt is asked again once, after --backoff 
 
 class Discovery:
     def __init__(self, fetcher: Fetcher, sched: Scheduler, sitemaps: Sitemaps, admission: Admission,
-                 known: KnownView, agent: str, *, backoff: float, use_sitemaps: bool) -> None:
+                 known: KnownView, agent: str, clock: Clock, *, backoff: float, use_sitemaps: bool,
+                 obey_robots: bool = True) -> None:
+        """sched: the gate of each host (gate, sent) and its robots.txt test (blocks)."""
         self.fetcher, self.sched, self.sitemaps, self.admission = fetcher, sched, sitemaps, admission
-        self.known, self.agent, self.backoff, self.use_sitemaps = known, agent, backoff, use_sitemaps
+        self.known, self.agent, self.clock, self.backoff = known, agent, clock, backoff
+        self.use_sitemaps, self.obey_robots = use_sitemaps, obey_robots
 
     async def robots(self, host: str, stopping: Callable[[], bool],
                      record: Callable[[FetchResult, RobotsRead], None]) -> None:
         """Fetch host's robots.txt and `record` what it says (robots_read), also when cancelled."""
         tries: list[FetchResult] = []
-        started = self.sched.clock.monotonic()
+        started = self.clock.monotonic()
         try:
             await self._fetch_robots(host, tries)
         finally:
@@ -81,7 +84,7 @@ class Discovery:
         # robots.txt names no sitemap: try /sitemap.xml, where most sites keep one. It obeys
         # robots.txt like a page; a 404 there is skipped, not an error.
         url = host + "/sitemap.xml"
-        if url_key(url) in self.known.seen or (self.sched.robots and not rules.allowed(url, self.agent)):
+        if url_key(url) in self.known.seen or (self.obey_robots and not rules.allowed(url, self.agent)):
             return RobotsRead(host, rules, started, requests)
         items, turned = self.sitemaps.from_robots([url], self.admission.knows)
         return RobotsRead(host, rules, started, requests, tuple(items), turned, tuple(it.url for it in items))

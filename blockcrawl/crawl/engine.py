@@ -97,7 +97,8 @@ class Crawler:
                 self.fetcher: Fetcher = self._fetcher
                 async with self.fetcher:
                     self.discovery = Discovery(self.fetcher, self.sched, self.sitemaps, self.admission, self.known,
-                                               self.agent, backoff=cfg.backoff, use_sitemaps=cfg.sitemaps)
+                                               self.agent, self.clock, backoff=cfg.backoff, use_sitemaps=cfg.sitemaps,
+                                               obey_robots=cfg.robots)
                     self.pages = setup.make_page_step(cfg, self.spec, analyzer, self.admission, self.discovery, self.models,
                                                 self.rec.baseline, self.store, self.agent,
                                                 shared=self._shared is not None, recrawl=st.recrawl)

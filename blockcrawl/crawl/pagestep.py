@@ -107,8 +107,11 @@ class PageStep:
             # site's dedup state continues
             self.primed.add(it.host)
             await self.analyzer.prime(it.host, self.block_hashes(it.host + "/"))
-        if self.send_models and it.host not in self.models.sent:
-            await self._send_model(it.host)
+        m = self.models.to_send(it.host) if self.send_models else None
+        if m is not None and await self.analyzer.load_model(it.host, m.model):
+            # resume (and recrawl): the crawl goes on extracting with the stored model instead of
+            # learning it again
+            self.models.loaded(it.host, m)
         rules = self.rules
         follow = rules.max_depth is None or it.depth < rules.max_depth
         # X-Robots-Tag is known before the analysis: a noindex page is parsed for links only
@@ -146,13 +149,3 @@ class PageStep:
             return None
         log.info("%s: site model learned on its last %d pages", site, len(out.revised))
         return SiteLearned(site, out)
-
-    async def _send_model(self, site: str) -> None:
-        """Resume (and recrawl): the model the store holds for the site goes to its pipeline before
-        its first page, so the crawl goes on extracting with it instead of learning it again."""
-        self.models.sent.add(site)
-        m = self.models.stored(site)
-        if m is None or not m.model:
-            return
-        if await self.analyzer.load_model(site, m.model):
-            self.models.models[site] = m

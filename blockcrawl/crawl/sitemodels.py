@@ -81,6 +81,19 @@ class SiteModels:
                     int(str(row["pages"] or 0)), int(str(row["fallbacks"] or 0)))
         return self._stored.get(site)
 
+    def to_send(self, site: str) -> SiteModel | None:
+        """Resume, recrawl: the stored model to hand the site's pipeline before its first page
+        (asked once a site; None: none stored, or the pipeline already has its own)."""
+        if site in self.sent:
+            return None
+        self.sent.add(site)
+        m = self.stored(site)
+        return m if m is not None and m.model else None
+
+    def loaded(self, site: str, m: SiteModel) -> None:
+        """The pipeline took the stored model: the site's pages now count against it."""
+        self.models[site] = m
+
     def page_stored(self, site: str, now: float) -> None:
         if self.learning:
             self.idle_since[site] = now
