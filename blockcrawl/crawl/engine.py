@@ -69,7 +69,8 @@ class Crawler:
         # their number and bytes are bounded so that memory stays bounded.
         self._fetching = self._backlog = self._backlog_bytes = 0
         self._wake = asyncio.Event()
-        self._stopping: str | None = None
+        self._stopping: str | None = None  # why no new request starts
+        self._stopped = "done"  # how the run ended (CrawlStats.stopped)
         self._last_commit = self._next_claim = 0.0
 
     def _prepare(self) -> None:
@@ -104,10 +105,9 @@ class Crawler:
                                                 shared=self._shared is not None, recrawl=st.recrawl)
                     await self._loop(deadline)
         finally:
-            self.rec.finish(tally)
+            self.rec.finish(tally, self._stopped, self.clock.monotonic() - t0)
             if self._shared is not None:
                 self._shared.release()
-            st.elapsed = self.clock.monotonic() - t0
             for listener in self._listeners:
                 listener.close(st)
         return st
@@ -150,7 +150,7 @@ class Crawler:
             if self._stopping and not self._inflight:
                 if self._stopping == "page limit" and self._learn_sites(None):
                     continue  # the pages asked for are in: their sites learn before the end
-                self.stats.stopped = "stopped: " + self._stopping
+                self._stopped = "stopped: " + self._stopping
                 return
             if not self._inflight and sched.idle() and sched.next_due() is None:
                 if self._learn_sites(None):

@@ -186,8 +186,9 @@ class Recorder:
         if self.shared is not None:
             self.shared.flush()
 
-    def finish(self, renders: RenderTally | None) -> None:
-        """The end of the run: the last commit, and the rendering fetcher's counts into the stats."""
+    def finish(self, renders: RenderTally | None, stopped: str, elapsed: float) -> None:
+        """The end of the run: the last commit; how it ended, and the rendering fetcher's counts."""
+        self.stats.stopped, self.stats.elapsed = stopped, elapsed
         for site, m in self.models.flush():
             self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
         self.store.commit()
