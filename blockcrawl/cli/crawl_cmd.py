@@ -207,10 +207,10 @@ def run(args: argparse.Namespace) -> int:
         except re.error as e:
             return err(f"bad regular expression {rx!r}: {e}")
     # every extraction option is checked here, once (ConfigError: one line, exit 2)
+    # (max_bytes and only_articles are the crawl's: CrawlConfig below; the engine hands them on)
     spec = PipelineConfig(mode="main", algorithm=args.algorithm, chunk_size=args.chunk_size,
-                          only_articles=args.only_articles, overlap=args.overlap, tokenizer=args.tokenizer,
-                          dedup=not args.no_dedup,
-                          extract=not args.no_extract, max_bytes=args.max_bytes,
+                          overlap=args.overlap, tokenizer=args.tokenizer, dedup=not args.no_dedup,
+                          extract=not args.no_extract,
                           learn_pages=args.learn_pages, learn_seconds=args.learn_seconds)
     logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose, 2), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
