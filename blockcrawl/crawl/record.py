@@ -36,15 +36,16 @@ class Recorder:
         self.only_articles = only_articles
         self.listeners: Sequence[CrawlListener] = ()
         self.started = 0  # page and list fetches started that count against --max-pages
-        self._counted: FetchResult | None = None  # the last answer counted in stats.requests
 
     def apply(self, it: Item | None, res: FetchResult | None, out: o.Event) -> None:
-        """Record what happened to `it` (its fetch's answer `res`)."""
-        r = res or _NO_RES
-        if res is not None and it is not None and res is not self._counted:  # an answer, counted once
-            self._counted = res
+        """Record what happened to `it` (its fetch's answer `res`). The answer is counted once it is
+        recorded: when recording fails, the engine records an internal failure for it instead."""
+        self._apply(it, res or _NO_RES, out)
+        if res is not None and it is not None:
             self.stats.requests += 1
             self.stats.bytes += res.nbytes
+
+    def _apply(self, it: Item | None, r: FetchResult, out: o.Event) -> None:
         if o.refunds(out):
             self.started -= 1
         if isinstance(out, SeedPlan):
