@@ -46,7 +46,7 @@ from .policy import (
     scope_of,
 )
 from .politeness import Scheduler
-from .process import CRAWL_DEFAULT, PageOut
+from .process import CRAWL_DEFAULT, TOO_COMPLEX, PageOut
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
 from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
@@ -58,6 +58,7 @@ log = logging.getLogger("blockcrawl.crawl")
 MAX_BACKLOG_FACTOR = 4  # fetched pages waiting for analysis: at most this many times --concurrency ...
 MAX_BACKLOG_BYTES = 256 * 1024 * 1024  # ... holding at most this many body bytes
 ROBOTS_ATTEMPTS = 2  # a failed robots.txt is asked again once, after --backoff s
+STOP_GRACE = 1.0  # seconds in-flight work may finish after --max-time or Ctrl-C before it is cancelled
 CLAIM_INTERVAL = 0.5  # shared frontier: seconds between claim() calls (lease renewal, other workers' links)
 
 __all__ = ["DEFAULT_USER_AGENT", "CrawlConfig", "CrawlStats", "Crawler", "crawl", "make_item"]
@@ -122,6 +123,7 @@ class Crawler:
         self._started = 0  # page and sitemap fetches started (--max-pages)
         self._wake = asyncio.Event()
         self._stopping: str | None = None
+        self._stop_at = 0.0  # when the stop began (monotonic)
         self._last_commit = 0.0
         self._set_policy([])
 
@@ -313,7 +315,7 @@ class Crawler:
         if self._analyzer is not None:
             return self._analyzer
         from .process import Analyzer as PoolAnalyzer
-        return PoolAnalyzer(self.spec, self.cfg.workers)
+        return PoolAnalyzer(self.spec, self.cfg.workers, self.cfg.analysis_timeout)
 
     def _make_fetcher(self) -> Fetcher:
         if self._fetcher is not None:
@@ -343,11 +345,17 @@ class Crawler:
         (their URLs stay in the frontier and are fetched by --resume)."""
         if self._stopping is None:
             self._stopping = reason
+            self._stop_at = self.clock.monotonic()
             log.warning("stopping (%s): waiting for %d requests in flight", reason, len(self._inflight))
         else:
-            for t in list(self._inflight):
-                t.cancel()
+            self._cancel_inflight()
         self._wake.set()
+
+    def _cancel_inflight(self) -> None:
+        """Hard stop: requests and analyses in flight are cancelled; their URLs go back to the
+        queue (--resume fetches them), none is recorded as failed."""
+        for t in list(self._inflight):
+            t.cancel()
 
     def _under_page_limit(self) -> bool:
         return self.cfg.max_pages is None or self._started < self.cfg.max_pages
@@ -357,7 +365,12 @@ class Crawler:
         while True:
             now = clock.monotonic()
             if deadline and now >= deadline and not self._stopping:
-                self._stopping = "time limit"
+                self._stopping, self._stop_at = "time limit", now
+            if (self._stopping in ("time limit", "interrupted") and self._inflight
+                    and now >= self._stop_at + STOP_GRACE):
+                # --max-time and Ctrl-C hold within about a second whatever is in flight (a page
+                # that takes a worker 14 s, a server that answers slowly): the rest stays queued
+                self._cancel_inflight()
             if not self._under_page_limit() and not self._stopping:
                 assert self.cfg.max_pages is not None
                 if not self._inflight or self.stats.pages >= self.cfg.max_pages:
@@ -413,6 +426,9 @@ class Crawler:
             if deadline and not self._stopping:
                 dt = deadline - clock.monotonic()
                 timeout = dt if timeout is None else min(timeout, dt)
+            if self._stopping in ("time limit", "interrupted") and self._inflight:
+                gt = max(0.0, self._stop_at + STOP_GRACE - clock.monotonic())
+                timeout = gt if timeout is None else min(timeout, gt)
             self._wake.clear()
             if timeout is None or timeout > 0:
                 try:
@@ -665,7 +681,7 @@ class Crawler:
             self.frontier.log(it.url, "skipped", res.status, "no sitemap", "", res.nbytes, res.elapsed)
             return
         self.stats.errors += 1
-        self.stats.error_kinds[kind.split()[0]] += 1
+        self.stats.error_kinds[kind if kind == TOO_COMPLEX else kind.split()[0]] += 1
         self.frontier.mark(it.url, FAILED, res.status, kind)
         self.frontier.log(it.url, "failed", res.status, kind, detail, res.nbytes, res.elapsed)
         log.info("failed %s: %s %s", it.url, kind, detail)
@@ -720,8 +736,8 @@ class Crawler:
             return
         result = await self.analyzer.analyse(it.host, body, it.target, res.content_type, follow,
                                              False if h_noindex else None)
-        if result.error is not None:  # a PDF that cannot be read: one log line, nothing stored
-            self._fail(it, res, "pdf", result.error)
+        if result.error is not None:  # a PDF that cannot be read, a page too complex: nothing stored
+            self._fail(it, res, result.error_kind, result.error)
             return
         sig = result.signals
         st = self.stats
