@@ -166,6 +166,7 @@ class CrawlStats:
     filtered: Counter[str] = field(default_factory=Counter)  # scope, include, exclude, depth, extension...
     invalid: Counter[str] = field(default_factory=Counter)  # fragment, scheme, empty, malformed
     error_kinds: Counter[str] = field(default_factory=Counter)
+    hosts_stopped: int = 0  # hosts given up for this crawl after failing again and again
     bytes: int = 0
     blocks: int = 0
     chunks: int = 0
@@ -200,6 +201,7 @@ class CrawlStats:
                 f"{self.skipped} skipped, {self.blocks} blocks, {self.chunks} chunks; links: "
                 f"{self.links_new} new, {filt} filtered, {inv} invalid"
                 + (f", {self.nofollow} nofollow" if self.nofollow else "")
+                + (f"; {self.hosts_stopped} hosts stopped after repeated failures" if self.hosts_stopped else "")
                 + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
                    if self.noindex or self.canonical else "")
                 + (f"; {self.not_articles} pages not articles (stored without blocks)" if self.not_articles else "")

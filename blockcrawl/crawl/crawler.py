@@ -48,7 +48,7 @@ from .policy import (
 from .politeness import Scheduler
 from .process import CRAWL_DEFAULT, TOO_COMPLEX, PageOut
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
-from .retry import decide_retry, redirect_chain, redirect_problem, robots_retry
+from .retry import decide_retry, host_failure, host_verdict, redirect_chain, redirect_problem, robots_retry
 from .robots import ROBOTS_MAX_BYTES, agent_token, rules_from_response
 from .sitemaps import Sitemaps, make_item
 from .urls import Resolver, canonicalize, host_of, url_key
@@ -124,6 +124,8 @@ class Crawler:
         self._wake = asyncio.Event()
         self._stopping: str | None = None
         self._stop_at = 0.0  # when the stop began (monotonic)
+        self._host_fails: dict[str, int] = {}  # failures in a row per host (retry.host_verdict)
+        self._stopped_hosts: dict[str, str] = {}  # host -> why it was given up for this crawl
         self._last_commit = 0.0
         self._set_policy([])
 
@@ -214,6 +216,8 @@ class Crawler:
 
     # ------------------------------------------------------------------ frontier in memory
     def _queue(self, it: Item, listed: bool = False) -> None:
+        if it.host in self._stopped_hosts:
+            return  # the host failed too often: the URL stays queued in the frontier (--resume)
         if it.not_before > self.clock.time():
             self._later_seq += 1
             heapq.heappush(self._later, (it.not_before, self._later_seq, it))
@@ -628,13 +632,12 @@ class Crawler:
         status = res.status
         d = decide_retry(status, res.error, res.retry_after, it.attempts, self.cfg.retries, self.cfg.backoff,
                          random.random(), self._stopping is not None)
+        self._host_health(host, res)
         if d.give_up:
             self._fail(it, res, f"http {status}", d.give_up)
             return
         if d.retry:
             it.attempts += 1
-            if status == 429:
-                self.sched.push_back(host, d.wait)
             it.not_before = self.clock.time() + d.wait
             st.retries += 1
             fr.mark(it.url, QUEUED, status, res.error, attempts=it.attempts, not_before=it.not_before)
@@ -671,6 +674,22 @@ class Crawler:
             await self._sitemap(it, res)
             return
         await self._page(it, res)
+
+    def _host_health(self, host: str, res: FetchResult) -> None:
+        """A failing host is paused as a whole, growing, and stopped after a bound (retry.host_verdict)."""
+        if not host_failure(res.status, res.error):
+            if res.status is not None:
+                self._host_fails.pop(host, None)  # it answered: whatever failed before is over
+            return
+        n = self._host_fails[host] = self._host_fails.get(host, 0) + 1
+        v = host_verdict(n, res.status, res.error, res.retry_after, self.cfg.backoff, random.random())
+        if v.pause:
+            self.sched.push_back(host, v.pause)
+        if v.stop and host not in self._stopped_hosts:
+            self._stopped_hosts[host] = v.stop
+            dropped = self.sched.drop(host)
+            self.stats.hosts_stopped += 1
+            log.warning("%s: stopped for this crawl: %s; %d queued URLs kept for --resume", host, v.stop, dropped)
 
     def _fail(self, it: Item, res: FetchResult, kind: str, detail: str) -> None:
         self._gone.add(it.url)
