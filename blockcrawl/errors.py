@@ -30,8 +30,12 @@ class QueryError(BlockcrawlError, ValueError):
     """A search query or its options cannot be answered (empty query, unknown mode...)."""
 
 
+class InputError(BlockcrawlError, TypeError):
+    """A page handed to the library is neither text nor bytes (None, a number, a file object)."""
+
+
 class FetchError(BlockcrawlError):
     """A page that the user asked for directly (extract URL) could not be fetched."""
 
 
-__all__ = ["BlockcrawlError", "ConfigError", "FetchError", "NotIndexed", "QueryError", "StoreError", "StoreMissing"]
+__all__ = ["BlockcrawlError", "ConfigError", "FetchError", "InputError", "NotIndexed", "QueryError", "StoreError", "StoreMissing"]

@@ -58,7 +58,7 @@ def item(path: str = "/p", **kw: object) -> Item:
 @pytest.mark.parametrize("res,stored,probe,attempts,want", [
     (FetchResult(A, 200, body=b"x"), False, False, 0, READ),
     (FetchResult(A, 503), False, False, 0, Retry(1.0)),
-    (FetchResult(A, 429, retry_after=5.0), False, False, 0, Retry(5.0, push_back=True)),
+    (FetchResult(A, 429, retry_after=5.0), False, False, 0, Retry(5.0)),  # the host is paused by health.py
     (FetchResult(A, 503), False, False, 2, Failed(FailKind.HTTP, "http 503")),  # retries used up
     (FetchResult(A, 503, retry_after=700.0), False, False, 0,
      Failed(FailKind.HTTP, "http 503", "Retry-After 700 s is beyond 600 s")),
@@ -330,3 +330,16 @@ def test_the_top_level_package_reaches_the_crawl_and_open_store():
             "assert not hasattr(process, 'Analyzer') and hasattr(protocols, 'Analyzer')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_host_health_counts_failures_in_a_row_and_a_page_ends_the_run():
+    from blockcrawl.crawl.health import HostHealth
+    from blockcrawl.crawl.retry import HOST_MAX_FAILURES, HOST_PAUSE_AFTER
+    h = HostHealth(backoff=1.0)
+    seq = [h.answer(A, 500, None, None) for _ in range(HOST_PAUSE_AFTER)]
+    assert [v.pause > 0 for v in seq] == [False] * (HOST_PAUSE_AFTER - 1) + [True]  # from the third in a row
+    assert h.answer(A, 503, None, 30.0).pause >= 30.0  # an overload answer: at once, Retry-After honoured
+    assert h.answer(A, 404, None, None).pause == 0 and A not in h.failures  # it answered: the run is over
+    assert h.answer(A, None, "content_type", None).pause == 0  # not the host's trouble
+    vs = [h.answer(A, None, "timeout", None) for _ in range(HOST_MAX_FAILURES)]
+    assert vs[-1].stop and not any(v.stop for v in vs[:-1]) and h.answer("http://b.test", 200, None, None).stop is None

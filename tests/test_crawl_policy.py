@@ -218,3 +218,33 @@ def test_sitemap_file_count_is_bounded():
     items, turned = sm.listed(parent, Sitemap(True, tuple(f"http://a.test/t{i}.xml" for i in range(5)), False),
                               lambda k: False)
     assert len(items) == 1 and turned == {"sitemap-limit": 4}
+
+
+@pytest.mark.parametrize("failures, status, error, retry_after, pause, stop", [
+    (1, 503, None, 30.0, 30.0, None),      # overload: quiet at once, for the Retry-After
+    (1, 429, None, None, 1.0, None),       # overload without Retry-After: the back-off
+    (4, 503, None, 2.0, 8.0, None),        # the back-off grows past a short Retry-After
+    (1, 500, None, None, 0.0, None),       # one 5xx: the URL retries, the host is not paused
+    (2, None, "timeout", None, 0.0, None),
+    (3, None, "disconnect", None, 4.0, None),  # the third failure in a row pauses the host
+    (1, 503, None, 3600.0, 1.0, None),     # a Retry-After beyond 600 s does not freeze the host
+    (9, 500, None, None, 256.0, None),
+    (2, 503, None, 500.0, 300.0, None),    # capped
+    (10, 503, None, 30.0, 0.0, "10 failures in a row (last: http 503)"),
+    (10, None, "connect", None, 0.0, "10 failures in a row (last: connect)"),
+])
+def test_host_verdict(failures, status, error, retry_after, pause, stop):
+    from blockcrawl.crawl.retry import host_verdict
+    v = host_verdict(failures, status, error, retry_after, backoff=1.0, jitter=0.5)
+    assert v.stop == stop
+    if stop is None:
+        assert v.pause == pytest.approx(pause)
+
+
+@pytest.mark.parametrize("status, error, failing", [
+    (503, None, True), (429, None, True), (500, None, True), (404, None, False), (200, None, False),
+    (None, "timeout", True), (None, "disconnect", True), (None, "too_large", False), (None, "content_type", False),
+])
+def test_host_failure(status, error, failing):
+    from blockcrawl.crawl.retry import host_failure
+    assert host_failure(status, error) is failing

@@ -110,29 +110,56 @@ def test_per_host_cap_and_global_concurrency(tmp_path):
 
 
 def test_retry_after_backoff_and_give_up(tmp_path):
-    routes = {A + "/": Response(html("/busy.html", "/down.html", "/never.html")),
+    """One failing URL per host (a failing host is paused as a whole: test_failing_host_*)."""
+    C, D = "http://c.test", "http://d.test"
+    routes = {A + "/": Response(html("/busy.html")),
               A + "/busy.html": lambda n: Response(html(), 503, headers={"Retry-After": "3"}) if n == 0
               else Response(html()),
-              A + "/down.html": Response("", 500),
-              A + "/never.html": Response("", 503, headers={"Retry-After": "3600"}),
+              C + "/": Response(html("/down.html")), C + "/down.html": Response("", 500),
+              D + "/": Response(html("/never.html")),
+              D + "/never.html": Response("", 503, headers={"Retry-After": "3600"}),
               B + "/": Response(html("/rate.html", "/o1.html", "/o2.html")),
               B + "/rate.html": lambda n: Response("", 429, headers={"Retry-After": "5"}) if n == 0 else Response(html()),
               B + "/o1.html": Response(html()), B + "/o2.html": Response(html())}
-    run = Run(tmp_path, routes, [A + "/", B + "/"], retries=2, backoff=1.0, per_host=1, concurrency=2)
+    run = Run(tmp_path, routes, [A + "/", B + "/", C + "/", D + "/"], retries=2, backoff=1.0, per_host=1,
+              concurrency=4)
     t: dict[str, list[float]] = {}
     for r in run.fetcher.requests:
         t.setdefault(r.url, []).append(r.t)
     assert gaps(t[A + "/busy.html"]) == [pytest.approx(3.0, abs=0.02)]  # Retry-After honoured, exactly
-    back = gaps(t[A + "/down.html"])  # back-off 1 s then 2 s, each x 0.75-1.25
+    back = gaps(t[C + "/down.html"])  # back-off 1 s then 2 s, each x 0.75-1.25
     assert len(back) == 2 and 0.75 <= back[0] <= 1.25 and 1.5 <= back[1] <= 2.5
-    assert len(t[A + "/never.html"]) == 1  # a Retry-After beyond 600 s: given up at once
+    assert len(t[D + "/never.html"]) == 1  # a Retry-After beyond 600 s: given up at once
     f = run.frontier()
-    assert f[A + "/down.html"][2] == "http 500" and f[A + "/never.html"][2] == "http 503"
+    assert f[C + "/down.html"][2] == "http 500" and f[D + "/never.html"][2] == "http 503"
     assert f[A + "/busy.html"][0] == 2 and f[B + "/rate.html"][0] == 2
     # 429: the whole host stays quiet for the Retry-After, not only the URL
     t429 = t[B + "/rate.html"][0]
     assert min(t[B + "/o1.html"][0], t[B + "/o2.html"][0]) >= t429 + 5.0
     assert run.stats.retries == 4 and run.stats.errors == 2
+
+
+def test_failing_host_is_paused_as_a_whole_and_stopped_after_a_bound(tmp_path):
+    """Every page answers 503 with Retry-After: 30 (a 503 storm). Before, each queued URL was
+    asked at once and again all together 30 s later (302 requests in the first second, 300 at
+    30 s). Now the host goes quiet after the first 503, the pauses grow, and after ten failures in
+    a row it is stopped for the crawl, its URLs left queued; the healthy host is not slowed."""
+    n = 300
+    routes = {A + "/": Response(html(*[f"/p{i}.html" for i in range(n)]))}
+    for i in range(n):
+        routes[A + f"/p{i}.html"] = Response("", 503, headers={"Retry-After": "30"})
+    routes |= hub(B, 20)
+    run = Run(tmp_path, routes, [A + "/", B + "/"], retries=5, backoff=1.0, per_host=4, concurrency=8,
+              sitemaps=False)
+    ta = sorted(run.times(A))[1:]  # the pages of A (the hub first)
+    assert 10 <= len(ta) <= 10 + 3  # stopped after ten failures in a row (+ what was on the wire)
+    # never more than per_host requests inside one Retry-After window: no storm, no burst at 30 s
+    assert max(sum(1 for u in ta if t <= u < t + 29.9) for t in ta) <= 4
+    assert run.stats.hosts_stopped == 1
+    f = run.frontier()
+    # every page of A is still queued (none failed, none lost): --resume asks again
+    assert sum(1 for u, (st, _, _) in f.items() if u.startswith(A + "/p") and st == 0) == n
+    assert len(run.times(B)) == 21 and max(run.times(B)) < 5  # B crawled at once, A did not hold it up
 
 
 def test_redirects_loop_and_chain_limit(tmp_path):

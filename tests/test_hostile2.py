@@ -147,3 +147,21 @@ def test_stacked_content_codings_are_undone(tmp_path: Path):
         assert any("Double compressed words survive" in t for t in texts), texts
     finally:
         site.stop()
+
+
+def test_extract_rejects_what_is_not_a_page_with_a_blockcrawl_error():
+    """extract(None) raised "'NoneType' object is not subscriptable" and extract(memoryview)
+    "'memoryview' object has no attribute 'encode'"; a bytes-like page is now read as bytes and
+    anything else is one InputError naming the type."""
+    import pytest
+
+    import blockcrawl
+    from blockcrawl.errors import BlockcrawlError, InputError
+
+    body = b"<html><body><article><p>" + b"Plain words of a page. " * 20 + b"</p></article></body></html>"
+    assert blockcrawl.extract(memoryview(body)).text == blockcrawl.extract(body).text != ""
+    assert blockcrawl.extract(bytearray(body)).text == blockcrawl.extract(body).text
+    for bad in (None, 42, ["<p>x</p>"]):
+        with pytest.raises(InputError, match=type(bad).__name__) as e:
+            blockcrawl.extract(bad)  # type: ignore[arg-type]
+        assert isinstance(e.value, BlockcrawlError)

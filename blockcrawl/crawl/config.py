@@ -32,6 +32,10 @@ MAX_SITEMAPS = 1000  # sitemap files fetched per crawl
 MAX_SITEMAP_URLS = 50_000  # URLs read from one sitemap file
 
 
+# why 30 s: crawl/process.py, ANALYSIS_TIMEOUT
+DEFAULT_ANALYSIS_TIMEOUT = 30.0
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlConfig:
     seeds: Sequence[str]
@@ -59,6 +63,7 @@ class CrawlConfig:
     backoff: float = 1.0  # first retry after ~backoff s, doubling
     commit_interval: float = 0.1  # seconds between commits (a kill -9 re-fetches at most this much)
     workers: int = 0  # processes analysing pages; 0: one thread of this process
+    analysis_timeout: float = DEFAULT_ANALYSIS_TIMEOUT  # seconds one page's analysis may take in a worker
     max_sitemaps: int = MAX_SITEMAPS
     max_sitemap_depth: int = MAX_SITEMAP_DEPTH
     max_sitemap_urls: int = MAX_SITEMAP_URLS
@@ -99,6 +104,8 @@ def _problem(c: CrawlConfig) -> str | None:
         return "max_age applies to a recrawl only: add recrawl (--recrawl)"
     if c.recrawl and c.resume:
         return "recrawl and resume exclude each other (an interrupted recrawl continues with --resume alone)"
+    if c.analysis_timeout <= 0:
+        return f"analysis_timeout must be more than 0 seconds (got {c.analysis_timeout:g})"
     if c.max_time is not None and c.max_time <= 0:
         return f"max_time must be more than 0 seconds (got {c.max_time:g}); leave it unset for no limit"
     for name in ("delay", "backoff", "commit_interval"):
@@ -165,6 +172,7 @@ class CrawlStats:
     filtered: Counter[str] = field(default_factory=Counter)  # scope, include, exclude, depth, extension...
     invalid: Counter[str] = field(default_factory=Counter)  # fragment, scheme, empty, malformed
     error_kinds: Counter[str] = field(default_factory=Counter)
+    hosts_stopped: int = 0  # hosts given up for this crawl after failing again and again
     bytes: int = 0
     blocks: int = 0
     chunks: int = 0
@@ -199,6 +207,7 @@ class CrawlStats:
                 f"{self.skipped} skipped, {self.blocks} blocks, {self.chunks} chunks; links: "
                 f"{self.links_new} new, {filt} filtered, {inv} invalid"
                 + (f", {self.nofollow} nofollow" if self.nofollow else "")
+                + (f"; {self.hosts_stopped} hosts stopped after repeated failures" if self.hosts_stopped else "")
                 + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
                    if self.noindex or self.canonical else "")
                 + (f"; {self.not_articles} pages not articles (stored without blocks)" if self.not_articles else "")

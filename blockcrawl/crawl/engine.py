@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine, Sequence
+from contextlib import suppress
 from functools import partial
 from typing import Any
 
@@ -26,9 +27,9 @@ from . import setup
 from .admission import Admission, Known
 from .clock import SystemClock
 from .config import CrawlConfig, CrawlStats
-from .discovery import Discovery
 from .frontier import Item
-from .outcome import Claimed, Failed, FailKind, Launched, Requeued, Skipped, SkipReason
+from .health import HostHealth
+from .outcome import Answered, Claimed, Failed, FailKind, Launched, Requeued, Skipped, SkipReason
 from .politeness import Scheduler
 from .process import crawl_spec
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
@@ -42,6 +43,7 @@ log = logging.getLogger("blockcrawl.crawl")
 
 MAX_BACKLOG_FACTOR = 4  # fetched pages waiting for analysis: at most this many times --concurrency ...
 MAX_BACKLOG_BYTES = 256 * 1024 * 1024  # ... holding at most this many body bytes
+STOP_GRACE = 1.0  # seconds in-flight work may finish after --max-time or Ctrl-C before it is cancelled
 CLAIM_INTERVAL = 0.5  # shared frontier: seconds between claim() calls (lease renewal, other workers' links)
 
 
@@ -61,15 +63,15 @@ class Crawler:
         self.frontier, self._shared = setup.open_frontier(config, store, frontier, self.sched.delay_of)
         self.known, self.resolver, self.models = Known(), Resolver(), setup.site_models(self.spec, store)
         self.rec = Recorder(store, self.frontier, self._shared, self.sched, self.known, self.stats, self.models, {},
-                            self.clock, only_articles=config.only_articles)
+                            self.clock, only_articles=config.only_articles, health=HostHealth(config.backoff))
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
         self._inflight: set[asyncio.Task[None]] = set()  # requests and pages being analysed or stored
-        # Requests on the wire count against --concurrency; fetched pages waiting for a worker do
-        # not (a 5 MB page keeping a worker busy for seconds must not stall every host), but
-        # their number and bytes are bounded so that memory stays bounded.
+        # Requests on the wire count against --concurrency; fetched pages waiting for a worker do not (a
+        # 5 MB page keeping a worker busy for seconds must not stall every host) but are bounded too.
         self._fetching = self._backlog = self._backlog_bytes = 0
         self._wake = asyncio.Event()
         self._stopping: str | None = None  # why no new request starts
+        self._stop_at = 0.0  # when the stop began (monotonic)
         self._stopped = "done"  # how the run ended (CrawlStats.stopped)
         self._last_commit = self._next_claim = 0.0
 
@@ -85,24 +87,20 @@ class Crawler:
     async def run(self) -> CrawlStats:
         t0 = self.clock.monotonic()
         self._prepare()
-        if self._listeners is None:
-            self._listeners = setup.default_listeners(self.cfg.progress)
-        self.rec.listeners = self._listeners
+        ls = self._listeners
+        self.rec.listeners = self._listeners = setup.default_listeners(self.cfg.progress) if ls is None else ls
         deadline = t0 + self.cfg.max_time if self.cfg.max_time else None
         cfg, st, tally = self.cfg, self.stats, None
         try:
-            with setup.signals(self.stop), self._analyzer or setup.make_analyzer(self.spec, cfg.workers) as analyzer:
+            with setup.signals(self.stop), self._analyzer or setup.make_analyzer(cfg, self.spec) as analyzer:
                 self.analyzer = analyzer
                 if self._fetcher is None:
                     self._fetcher, tally = setup.make_fetcher(cfg, self.policy, self.sched)
                 self.fetcher: Fetcher = self._fetcher
                 async with self.fetcher:
-                    self.discovery = Discovery(self.fetcher, self.sched, self.sitemaps, self.admission, self.known,
-                                               self.agent, self.clock, backoff=cfg.backoff, use_sitemaps=cfg.sitemaps,
-                                               obey_robots=cfg.robots)
-                    self.pages = setup.make_page_step(cfg, self.spec, analyzer, self.admission, self.discovery, self.models,
-                                                self.rec.baseline, self.store, self.agent,
-                                                shared=self._shared is not None, recrawl=st.recrawl)
+                    self.discovery, self.pages = setup.make_steps(
+                        cfg, self.spec, self.fetcher, analyzer, self.sched, self.sitemaps, self.admission, self.known,
+                        self.models, self.rec.baseline, self.store, self.clock, self._shared is not None, st.recrawl)
                     await self._loop(deadline)
         finally:
             self.rec.finish(tally, self._stopped, self.clock.monotonic() - t0)
@@ -116,12 +114,16 @@ class Crawler:
         """Graceful stop: no new requests; in-flight ones finish. A second call cancels them
         (their URLs stay in the frontier and are fetched by --resume)."""
         if self._stopping is None:
-            self._stopping = reason
+            self._stopping, self._stop_at = reason, self.clock.monotonic()
             log.warning("stopping (%s): waiting for %d requests in flight", reason, len(self._inflight))
         else:
-            for t in list(self._inflight):
-                t.cancel()
+            self._cancel_inflight()
         self._wake.set()
+
+    def _cancel_inflight(self) -> None:
+        """Hard stop: in-flight work is cancelled, its URLs requeued (--resume), none failed."""
+        for t in list(self._inflight):
+            t.cancel()
 
     def _may_launch(self) -> bool:
         """Below --concurrency, the analysis backlog bounds and the --max-pages budget."""
@@ -134,7 +136,11 @@ class Crawler:
         while True:
             now = clock.monotonic()
             if deadline and now >= deadline and not self._stopping:
-                self._stopping = "time limit"
+                self._stopping, self._stop_at = "time limit", now
+            grace = self._stopping in ("time limit", "interrupted") and self._inflight
+            if grace and now >= self._stop_at + STOP_GRACE:
+                # --max-time and Ctrl-C hold within a second whatever is in flight (a 14 s page, a slow server)
+                self._cancel_inflight()
             mp = self.cfg.max_pages
             if mp is not None and self.rec.started >= mp and not self._stopping:
                 if not self._inflight or self.stats.pages >= mp:
@@ -174,19 +180,18 @@ class Crawler:
                                         wt, deadline if live else None) if t is not None]
             if due is not None:
                 waits.append(due - clock.time())
+            if grace:
+                waits.append(self._stop_at + STOP_GRACE - mono)
             self._wake.clear()
             timeout = min(waits) if waits else None
-            if timeout is None or timeout > 0:
-                try:
-                    await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.001) if timeout is not None else None)
-                except asyncio.TimeoutError:
-                    pass
-            else:
+            if timeout is not None and timeout <= 0:
                 await asyncio.sleep(0)
+            else:
+                with suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=None if timeout is None else max(timeout, 0.001))
 
     def _claim(self, shared: SharedFrontier) -> None:
-        """Shared frontier: renew leases, queue the work of newly leased hosts and what other workers
-        found for ours; a host no longer held is dropped (its new owner fetches it)."""
+        """Shared frontier: renew leases, take new work; a host no longer held is dropped (its owner has it)."""
         self._commit(force=True)  # done marks out first: a host given back has none pending
         self._next_claim = self.clock.monotonic() + CLAIM_INTERVAL
         items, lost = shared.claim()
@@ -268,6 +273,7 @@ class Crawler:
         finally:
             sched.finished(host)
             self._fetching -= 1
+        self.rec.apply(it, res, Answered())
         size = len(res.body or b"")
         self._backlog += 1
         self._backlog_bytes += size

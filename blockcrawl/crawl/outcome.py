@@ -42,6 +42,7 @@ class FailKind(StrEnum):
     REDIRECT_LOOP = "redirect_loop"
     TOO_MANY_REDIRECTS = "too_many_redirects"
     PDF = "pdf"  # a PDF that cannot be read
+    TOO_COMPLEX = "too complex"  # a page whose analysis ran over --analysis-timeout (pool.PoolAnalyzer)
     INTERNAL = "internal"  # a bug while handling the page (logged with its traceback)
     OTHER = "other"  # a fetch error this enum does not know (a new fetcher's)
 
@@ -132,10 +133,9 @@ class Redirected:
 
 @dataclass(frozen=True, slots=True)
 class Retry:
-    """Ask again after `wait` s (push_back: keep the host quiet that long, a 429)."""
+    """Ask again after `wait` s (the host as a whole is paused by its health: health.py)."""
 
     wait: float
-    push_back: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +180,12 @@ class RobotsRead:
 
 
 @dataclass(frozen=True, slots=True)
+class Answered:
+    """An answer came: counted, and the host's health updated (health.HostHealth), whatever is
+    decided about the URL (recorded as it arrives, before the page's analysis)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Launched:
     """A fetch of a page or list starts: it uses up one --max-pages fetch."""
 
@@ -207,7 +213,7 @@ class Claimed:
 Outcome = (Stored | NotStored | Unchanged | Gone | Redirected | Retry | Failed | Skipped | ListRead
            | RobotsRead)
 # what Recorder.apply takes
-Event: TypeAlias = "Outcome | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
+Event: TypeAlias = "Outcome | Answered | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
 
 
 def refunds(out: object) -> bool:

@@ -125,8 +125,8 @@ class PageStep:
             return Unchanged()
         page = await self.analyzer.analyse(it.host, body, it.target, res.content_type, follow,
                                            False if h_noindex else None)
-        if page.error is not None:  # a PDF that cannot be read: one log line, nothing stored
-            return Failed(FailKind.PDF, "pdf", page.error)
+        if page.error is not None:  # a PDF that cannot be read, a page too complex: nothing stored
+            return Failed(FailKind.of_fetch(page.error_kind), page.error_kind, page.error)
         content = page
         if not page.blocks and rules.extract and canonical_elsewhere(it.target, page.base, page.signals.canonical):
             out = decide(it, res, page, page, body_hash, rules=rules, admission=self.admission, discovery=None,

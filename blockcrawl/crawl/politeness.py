@@ -68,6 +68,7 @@ class Scheduler:
         self._timed: list[tuple[float, str]] = []
         self._later: list[tuple[float, int, Item]] = []  # retries waiting for their (wall) time
         self._later_seq = 0
+        self.stopped: dict[str, str] = {}  # host -> why it was given up for this crawl (stop)
 
     # ------------------------------------------------------------------ queues
     def _host(self, name: str) -> Host:
@@ -78,7 +79,10 @@ class Scheduler:
 
     def add(self, it: Item, listed: bool = False) -> None:
         """Queue a URL at its host (listed: found in a sitemap; the two kinds take turns); one
-        whose not_before (wall time) is still ahead waits in the delayed heap (`due`)."""
+        whose not_before (wall time) is still ahead waits in the delayed heap (`due`); one of a
+        stopped host is not queued (it stays queued in the frontier, for --resume)."""
+        if it.host in self.stopped:
+            return
         if it.not_before > self.clock.time():
             self._later_seq += 1
             heapq.heappush(self._later, (it.not_before, self._later_seq, it))
@@ -102,6 +106,12 @@ class Scheduler:
         h.queue.clear()
         h.listed.clear()
         return n
+
+    def stop(self, host: str, why: str) -> int:
+        """Give the host up for this crawl (it failed again and again: retry.host_verdict): its
+        queued URLs are dropped here and no more are queued. Returns how many were dropped."""
+        self.stopped[host] = why
+        return self.drop(host)
 
     def queue_sizes(self) -> list[tuple[int, str]]:
         """(URLs waiting, host without scheme) of every host with a queue, for the progress bar."""

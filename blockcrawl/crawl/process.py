@@ -8,12 +8,7 @@ fetched and its dedup state stays in one place.
 """
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import multiprocessing
-import os
-import pickle
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,6 +40,7 @@ class PageOut:
     duplicates: int = 0
     markdown: str = ""  # the main content as Markdown (extraction.markdown), stored with the page
     error: str | None = None  # why nothing is stored (a PDF encrypted, broken, too long): one log line
+    error_kind: str = "pdf"  # the failure's kind in the frontier and the crawl summary
     signals: PageSignals = PageSignals()  # meta robots, canonical, feeds, rel=nofollow links (links.scan)
     info: PageInfo | None = None  # metadata, kind, summary, main text (PageResult.info)
     # site learning: earlier pages of the site re-processed with a newly learned model (stored
@@ -180,59 +176,3 @@ def crawl_spec(config: CrawlConfig, spec: PipelineConfig | None) -> PipelineConf
     if (spec.only_articles, spec.max_bytes) == (config.only_articles, config.max_bytes):
         return spec
     return spec.replace(only_articles=config.only_articles, max_bytes=config.max_bytes)
-
-
-# --------------------------------------------------------------------------- engine side
-class PoolAnalyzer:
-    """The default protocols.Analyzer: worker processes (or one thread), each site pinned to one."""
-
-    def __init__(self, spec: PipelineConfig, workers: int = 0) -> None:
-        self.spec, self.workers = spec, workers
-        self._pools: list[Executor] = []
-        self._pin: dict[str, int] = {}
-
-    def __enter__(self) -> PoolAnalyzer:
-        if self.workers <= 0:
-            init_state(self.spec)
-            self._pools = [ThreadPoolExecutor(1, thread_name_prefix="blockcrawl-analyse")]
-        else:
-            from .._worker import init
-
-            ctx = multiprocessing.get_context("spawn")
-            # the config goes pickled: the worker unpickles it after tying itself to our life
-            args = (os.getpid(), pickle.dumps(self.spec))
-            self._pools = [ProcessPoolExecutor(1, mp_context=ctx, initializer=init, initargs=args)
-                           for _ in range(self.workers)]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for p in self._pools:
-            p.shutdown(wait=True, cancel_futures=True)
-
-    def _pool(self, site: str) -> Executor:
-        i = self._pin.get(site)
-        if i is None:  # least-loaded worker by sites pinned (sites arrive in crawl order)
-            counts = [0] * len(self._pools)
-            for j in self._pin.values():
-                counts[j] += 1
-            i = self._pin[site] = counts.index(min(counts))
-        return self._pools[i]
-
-    async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None:
-        if pairs:
-            await asyncio.get_running_loop().run_in_executor(self._pool(site), prime, site, pairs)
-
-    async def load_model(self, site: str, model: str) -> bool:
-        return await asyncio.get_running_loop().run_in_executor(self._pool(site), load_model, site, model)
-
-    async def analyse(self, site: str, body: bytes, url: str, content_type: str | None, links: bool,
-                      extract: bool | None = None) -> PageOut:
-        return await asyncio.get_running_loop().run_in_executor(
-            self._pool(site), analyse, site, body, url, content_type, links, extract)
-
-    async def finish(self, site: str) -> PageOut | None:
-        if site not in self._pin:
-            return None
-        return await asyncio.get_running_loop().run_in_executor(self._pool(site), finish, site)
-
-

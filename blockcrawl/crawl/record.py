@@ -14,6 +14,7 @@ from .admission import Known
 from .config import CrawlStats
 from .fetch import FetchResult
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
+from .health import HostHealth
 from .politeness import Scheduler
 from .process import PageOut
 from .protocols import Clock, CrawlListener, Frontier, RenderTally, SharedFrontier
@@ -30,22 +31,16 @@ _NO_RES = FetchResult("")
 class Recorder:
     def __init__(self, store: AnyStore, frontier: Frontier, shared: SharedFrontier | None, sched: Scheduler,
                  known: Known, stats: CrawlStats, models: SiteModels, baseline: dict[str, Validators], clock: Clock,
-                 *, only_articles: bool) -> None:
+                 *, only_articles: bool, health: HostHealth) -> None:
         self.store, self.frontier, self.shared, self.sched, self.known = store, frontier, shared, sched, known
         self.stats, self.models, self.baseline, self.clock = stats, models, baseline, clock
-        self.only_articles = only_articles
+        self.only_articles, self.health = only_articles, health
         self.listeners: Sequence[CrawlListener] = ()
         self.started = 0  # page and list fetches started that count against --max-pages
 
     def apply(self, it: Item | None, res: FetchResult | None, out: o.Event) -> None:
-        """Record what happened to `it` (its fetch's answer `res`). The answer is counted once it is
-        recorded: when recording fails, the engine records an internal failure for it instead."""
-        self._apply(it, res or _NO_RES, out)
-        if res is not None and it is not None:
-            self.stats.requests += 1
-            self.stats.bytes += res.nbytes
-
-    def _apply(self, it: Item | None, r: FetchResult, out: o.Event) -> None:
+        """Record what happened to `it` (its fetch's answer `res`)."""
+        r = res or _NO_RES
         if o.refunds(out):
             self.started -= 1
         if isinstance(out, SeedPlan):
@@ -63,6 +58,8 @@ class Recorder:
         if isinstance(out, o.Launched):
             self.started += 1
             self.frontier.mark(it.url, IN_FLIGHT)
+        elif isinstance(out, o.Answered):
+            self._answered(it, r)
         elif isinstance(out, o.Requeued):
             self.frontier.mark(it.url, QUEUED)
         elif isinstance(out, o.Stored):
@@ -215,10 +212,19 @@ class Recorder:
         self.frontier.mark(it.url, DONE, r.status)
         self.frontier.log(it.url, event, r.status, None, detail, r.nbytes, r.elapsed)
 
+    def _answered(self, it: Item, r: FetchResult) -> None:
+        self.stats.requests += 1
+        self.stats.bytes += r.nbytes
+        v = self.health.answer(it.host, r.status, r.error, r.retry_after)
+        if v.pause:  # a failing host is paused as a whole, growing, and stopped after a bound
+            self.sched.push_back(it.host, v.pause)
+        if v.stop and it.host not in self.sched.stopped:
+            dropped = self.sched.stop(it.host, v.stop)
+            self.stats.hosts_stopped += 1
+            log.warning("%s: stopped for this crawl: %s; %d queued URLs kept for --resume", it.host, v.stop, dropped)
+
     def _retry(self, it: Item, r: FetchResult, out: o.Retry) -> None:
         it.attempts += 1
-        if out.push_back:
-            self.sched.push_back(it.host, out.wait)
         it.not_before = self.clock.time() + out.wait
         self.stats.retries += 1
         self.frontier.mark(it.url, QUEUED, r.status, r.error, attempts=it.attempts, not_before=it.not_before)

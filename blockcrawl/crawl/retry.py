@@ -55,6 +55,49 @@ def decide_retry(status: int | None, error: str | None, retry_after: float | Non
     return RetryDecision(retry=True, wait=wait)
 
 
+# A host that keeps failing is paused as a whole, not URL by URL: a site answering every page
+# with "503, Retry-After: 30" got 302 requests in the first second and 300 more at once 30 s
+# later, one per queued URL. An explicit overload answer (429, 503) pauses the host at once; other
+# failures (5xx, timeouts, resets) once HOST_PAUSE_AFTER of them came in a row. The pause grows
+# with the run (backoff doubling, like a URL's retries) or is the server's Retry-After, whichever
+# is longer, up to MAX_HOST_PAUSE; after HOST_MAX_FAILURES failures in a row the host is stopped
+# for this crawl (its URLs stay queued for --resume).
+OVERLOAD_STATUS = frozenset({429, 503})
+HOST_PAUSE_AFTER = 3
+HOST_MAX_FAILURES = 10
+MAX_HOST_PAUSE = 300.0
+
+
+def host_failure(status: int | None, error: str | None) -> bool:
+    """An answer that says the host (not the page) is in trouble: 429, any 5xx, or no answer for
+    a network reason (timeout, refused, reset)."""
+    if status is not None:
+        return status == 429 or status >= 500
+    return error in RETRY_ERRORS
+
+
+@dataclass(frozen=True, slots=True)
+class HostVerdict:
+    """pause: seconds the whole host stays quiet from now (0: none); stop: why the host is given
+    up for this crawl (None: not)."""
+
+    pause: float = 0.0
+    stop: str | None = None
+
+
+def host_verdict(failures: int, status: int | None, error: str | None, retry_after: float | None,
+                 backoff: float, jitter: float) -> HostVerdict:
+    """What a host's `failures`-th failure in a row (this answer included) does to the host."""
+    what = f"http {status}" if status is not None else (error or "error")
+    if failures >= HOST_MAX_FAILURES:
+        return HostVerdict(stop=f"{failures} failures in a row (last: {what})")
+    if status not in OVERLOAD_STATUS and failures < HOST_PAUSE_AFTER:
+        return HostVerdict()
+    grown = backoff_wait(backoff, failures, jitter)
+    wait = grown if retry_after is None or retry_after > MAX_RETRY_WAIT else max(grown, retry_after)
+    return HostVerdict(pause=min(wait, MAX_HOST_PAUSE))
+
+
 def robots_failed(status: int | None, error: str | None, has_body: bool) -> bool:
     """A robots.txt fetch that tells nothing (RFC 9309 2.3.1.3-4: "unreachable"): no answer, a 5xx,
     or a 2xx whose body could not be read (over the size cap, a decompression bomb, a body that

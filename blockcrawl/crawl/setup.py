@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from . import seeding
 from .config import CrawlConfig
+from .robots import agent_token
 from .seeding import SeedPlan
 from .sitemaps import Sitemaps, make_item
 from .urls import canonicalize
@@ -20,12 +21,12 @@ if TYPE_CHECKING:
 
     from ..pipeline import PipelineConfig
     from ..store import AnyStore
-    from .admission import Admission
+    from .admission import Admission, Known
     from .discovery import Discovery
     from .pagestep import PageStep
     from .policy import UrlPolicy
     from .politeness import Scheduler
-    from .protocols import Analyzer, CrawlListener, Fetcher, Frontier, RenderTally, SharedFrontier
+    from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, RenderTally, SharedFrontier
     from .seeding import Validators
     from .sitemodels import SiteModels
 
@@ -81,9 +82,9 @@ def make_policy_for(cfg: CrawlConfig, seeds: list[str]) -> tuple[UrlPolicy, Site
                             max_urls=cfg.max_sitemap_urls, max_bytes=cfg.max_bytes)
 
 
-def make_analyzer(spec: PipelineConfig, workers: int) -> Analyzer:
-    from .process import PoolAnalyzer
-    return PoolAnalyzer(spec, workers)
+def make_analyzer(cfg: CrawlConfig, spec: PipelineConfig) -> Analyzer:
+    from .pool import PoolAnalyzer
+    return PoolAnalyzer(spec, cfg.workers, cfg.analysis_timeout)
 
 
 def make_fetcher(cfg: CrawlConfig, policy: UrlPolicy, sched: Scheduler) -> tuple[Fetcher, RenderTally | None]:
@@ -111,16 +112,22 @@ def make_fetcher(cfg: CrawlConfig, policy: UrlPolicy, sched: Scheduler) -> tuple
     return r, r.stats
 
 
-def make_page_step(cfg: CrawlConfig, spec: PipelineConfig, analyzer: Analyzer, admission: Admission,
-                   discovery: Discovery, models: SiteModels, baseline: Mapping[str, Validators], store: AnyStore,
-                   agent: str, *, shared: bool, recrawl: bool) -> PageStep:
-    """The page step of a crawl; a resumed crawl (or a shared frontier's worker) primes each site's
-    dedup state from the store, and a resumed crawl or a recrawl sends each site its stored model."""
+def make_steps(cfg: CrawlConfig, spec: PipelineConfig, fetcher: Fetcher, analyzer: Analyzer, sched: Scheduler,
+               sitemaps: Sitemaps, admission: Admission, known: Known, models: SiteModels,
+               baseline: Mapping[str, Validators], store: AnyStore, clock: Clock, shared: bool,
+               recrawl: bool) -> tuple[Discovery, PageStep]:
+    """Discovery and the page step of a crawl. A resumed crawl (or a shared frontier's worker)
+    primes each site's dedup state from the store; a resumed crawl or a recrawl sends each site
+    its stored model."""
+    from .discovery import Discovery
     from .pagestep import PageRules, PageStep
+    agent = agent_token(cfg.user_agent)
+    discovery = Discovery(fetcher, sched, sitemaps, admission, known, agent, clock, backoff=cfg.backoff,
+                          use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots)
     rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles, spec.extract, agent)
-    return PageStep(analyzer, admission, discovery, models, rules, baseline, block_hashes=store.block_hashes,
-                    prime=(cfg.resume or shared) and not recrawl, send_models=cfg.resume or recrawl,
-                    retries=cfg.retries, backoff=cfg.backoff)
+    return discovery, PageStep(analyzer, admission, discovery, models, rules, baseline,
+                               block_hashes=store.block_hashes, prime=(cfg.resume or shared) and not recrawl,
+                               send_models=cfg.resume or recrawl, retries=cfg.retries, backoff=cfg.backoff)
 
 
 def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, store: AnyStore,

@@ -34,7 +34,7 @@ def _triage(it: Item, res: FetchResult, stored: bool, retries: int, backoff: flo
     if d.give_up:
         return Failed(FailKind.HTTP, f"http {status}", d.give_up)
     if d.retry:
-        return Retry(d.wait, push_back=status == 429)
+        return Retry(d.wait)
     if res.error == "content_type":
         return Skipped(SkipReason.CONTENT_TYPE, res.detail)
     if res.error:

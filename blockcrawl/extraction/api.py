@@ -173,4 +173,16 @@ def extract(html: str | bytes, url: str | None = None, algorithm: str = DEFAULT_
     True
     """
     get(algorithm)  # unknown names fail before any work
-    return extract_dom(load(raw_body(html), url, content_type), algorithm, info=info)
+    return extract_dom(load(raw_body(page_source(html)), url, content_type), algorithm, info=info)
+
+
+def page_source(html: object) -> str | bytes:
+    """A page given to the library as str, or as any bytes-like object (bytes, bytearray,
+    memoryview: taken as bytes); anything else is an InputError that names its type, not a
+    TypeError from deep inside the parser."""
+    if isinstance(html, (str, bytes)):
+        return html
+    if isinstance(html, (bytearray, memoryview)):
+        return bytes(html)
+    from ..errors import InputError
+    raise InputError(f"a page must be str or bytes, not {type(html).__name__}")
