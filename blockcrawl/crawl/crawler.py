@@ -28,6 +28,7 @@ import signal
 from collections.abc import Coroutine, Sequence
 from typing import Any, cast
 
+from ..errors import StoreError
 from ..pipeline import PipelineConfig
 from ..records import Block, Chunk, PageInfo
 from ..store import AnyStore as Store  # either backend (SQLite file, PostgreSQL)
@@ -124,6 +125,7 @@ class Crawler:
         self._wake = asyncio.Event()
         self._stopping: str | None = None
         self._stop_at = 0.0  # when the stop began (monotonic)
+        self._fatal: StoreError | None = None  # the store refused a write: the crawl stops with it
         self._host_fails: dict[str, int] = {}  # failures in a row per host (retry.host_verdict)
         self._stopped_hosts: dict[str, str] = {}  # host -> why it was given up for this crawl
         self._last_commit = 0.0
@@ -302,18 +304,48 @@ class Crawler:
                 self.analyzer = analyzer
                 async with self._make_fetcher() as fetcher:
                     self.fetcher = fetcher
-                    await self._loop(deadline)
+                    try:
+                        await self._loop(deadline)
+                    except StoreError as e:
+                        self._store_failed(e)
+                    finally:
+                        # nothing is left running when the fetcher closes: a request cut by the
+                        # closing session would be recorded as failed ("Connector is closed")
+                        if self._inflight:
+                            self._cancel_inflight()
+                            await asyncio.gather(*self._inflight, return_exceptions=True)
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
-            self._flush_models()
-            self.store.commit()
+            try:
+                self._flush_models()
+                self.store.commit()
+            except StoreError as e:
+                if self._fatal is None:
+                    raise
+                log.debug("final commit after a store error: %s", e)
             if self._shared is not None:
                 self._shared.release()
             self.stats.elapsed = self.clock.monotonic() - t0
             for listener in self._listeners:
                 listener.close(self.stats)
+        if self._fatal is not None:
+            raise self._fatal
         return self.stats
+
+    def _store_failed(self, e: StoreError) -> None:
+        """The store refused a write (disk full, file gone read-only): the crawl stops at once.
+        Nothing in flight is recorded as failed: it stays in flight in the store, which --resume
+        queues again, and the run ends with this error as one line."""
+        if self._fatal is None:
+            self._fatal = e
+            log.error("stopping: the store cannot be written: %s", e)
+        self._stopping = self._stopping or "store error"
+        me = asyncio.current_task()
+        for t in list(self._inflight):
+            if t is not me:
+                t.cancel()
+        self._wake.set()
 
     def _make_analyzer(self) -> Analyzer:
         if self._analyzer is not None:
@@ -490,11 +522,30 @@ class Crawler:
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._inflight.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("internal error: %r", task.exception(), exc_info=task.exception())
+        exc = None if task.cancelled() else task.exception()
+        if isinstance(exc, StoreError):
+            self._store_failed(exc)
+        elif exc is not None:
+            log.error("internal error: %r", exc, exc_info=exc)
         self._wake.set()
 
+    def _requeue(self, it: Item) -> None:
+        """A cancelled URL back to the queue; if the store cannot take even that, the row stays
+        in flight, which --resume also queues again."""
+        try:
+            self.frontier.mark(it.url, QUEUED)
+        except StoreError:
+            pass
+
     def _maybe_commit(self, force: bool = False) -> None:
+        if self._fatal is not None:
+            return
+        try:
+            self._commit_if_due(force)
+        except StoreError as e:
+            self._store_failed(e)
+
+    def _commit_if_due(self, force: bool) -> None:
         now = self.clock.monotonic()
         if force or now - self._last_commit >= self.cfg.commit_interval:
             self._flush_models()
@@ -597,7 +648,7 @@ class Crawler:
                 res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host))
         except asyncio.CancelledError:
             # hard stop: the URL goes back to the queue (resume fetches it)
-            self.frontier.mark(it.url, QUEUED)
+            self._requeue(it)
             sched.finished(host)
             self._fetching -= 1
             raise
@@ -610,11 +661,18 @@ class Crawler:
         try:
             await self._handle(host, it, res)
         except asyncio.CancelledError:
-            self.frontier.mark(it.url, QUEUED)
+            self._requeue(it)
             raise
+        except StoreError as e:  # the store is full or gone: the crawl stops, the URL is kept
+            self._store_failed(e)
+            return
         except Exception as e:  # one bad page never stops the crawl (logged with its traceback)
             log.exception("processing %s failed", it.url)
-            self._fail(it, res, "internal", f"{type(e).__name__}: {e}")
+            try:
+                self._fail(it, res, "internal", f"{type(e).__name__}: {e}")
+            except StoreError as e2:
+                self._store_failed(e2)
+                return
         finally:
             self._backlog -= 1
             self._backlog_bytes -= size
