@@ -21,11 +21,11 @@ from ..errors import StoreError
 from .base import guard
 
 if TYPE_CHECKING:
-    from .base import SqlStore
+    from .core import SqlCore
 
 
 class SqlFrontier:
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: SqlCore) -> None:
         self.store = store
         self.db: Any = store._writable()  # the store's writer connection: the schema is the store's
         self.location = store.location
