@@ -102,14 +102,14 @@ def test_migrations_from_empty_database(pg_server):  # noqa: F811
     with pytest.raises(StoreMissing):
         open_store(dsn, create=False)
     with open_store(dsn) as st:
-        assert st.schema_version == pgschema.SCHEMA_VERSION == 5
+        assert st.schema_version == pgschema.SCHEMA_VERSION == sqlite_schema.SCHEMA_VERSION == 6
         cols = {r[0] for r in st.db.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name='pages'")}
         assert {"markdown", "etag", "body_hash", "text", "kind", "kind_score", "summary", "meta", "cluster"} <= cols
         assert st.site_models() == []
     with open_store(dsn) as st:  # opening again migrates nothing
-        assert st.schema_version == 5
-    # a store left at version 3 by an older blockcrawl: the next writer brings it to 5
+        assert st.schema_version == 6
+    # a store left at version 3 by an older blockcrawl: the next writer brings it to 6
     old = fresh_db(pg_server)
     import psycopg
 
@@ -122,7 +122,7 @@ def test_migrations_from_empty_database(pg_server):  # noqa: F811
     with pytest.raises(StoreError, match="version 3"):
         open_store(old, readonly=True)
     with open_store(old) as st:
-        assert st.schema_version == 5
+        assert st.schema_version == 6
         assert [r["title"] for r in st.records("pages")] == ["kept"]
         assert next(iter(st.records("pages")))["cluster"] == -1
     # another program's tables, or a newer store: refused, one line
@@ -153,7 +153,7 @@ def test_concurrent_first_open_migrates_once(pg_server):  # noqa: F811
         t.join()
     assert errors == []
     with open_store(dsn, readonly=True) as st:
-        assert st.schema_version == 5
+        assert st.schema_version == 6
 
 
 # ---------------------------------------------------------------------- the same records as SQLite
@@ -443,8 +443,11 @@ def test_serve_on_postgres(pg_server):  # noqa: F811
 
 def test_tokens_are_fts5s():
     """pgsearch.tokens() against SQLite's own unicode61 tokenizer (remove_diacritics 2) on text
-    that trips a naive \\w+ split: marks, scripts, case rules, separators."""
+    that trips a naive \\w+ split: marks, scripts, case rules, separators; as SQLite's index holds
+    it, CJK runs split into bigrams (schema 6, store.cjk)."""
     import sqlite3
+
+    from blockcrawl.store.cjk import split_cjk
 
     texts = ["Zürich crème brûlée ÉCOLE", "wl\u0325k\u02b7os drim\u0303ba t\u0361\u0283 a\u02d1\u026a",
              "snake_case x2 3.14 high-level", "ΛΆΡΝΑΚΑΣ λάρνακας 5 µm",
@@ -455,6 +458,6 @@ def test_tokens_are_fts5s():
     db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, f, instance)")
     for t in texts:
         db.execute("DELETE FROM f")
-        db.execute("INSERT INTO f VALUES (?)", (t,))
+        db.execute("INSERT INTO f VALUES (?)", (split_cjk(t),))
         fts = [str(r[0]) for r in db.execute("SELECT term FROM temp.v ORDER BY offset")]
         assert pgsearch.tokens(t) == fts, t

@@ -25,6 +25,7 @@ from ..errors import StoreError, StoreMissing
 from .base import SqlStore, vectors_from
 from .base import hostport as _hostport  # noqa: F401 - the names tests import from here
 from .base import strip_port as _strip_port  # noqa: F401
+from .cjk import is_cjk_char, split_cjk
 from .lock import WriterLock
 from .schema import SCHEMA_VERSION, check, ensure_index_schema, has_table, migrate
 
@@ -209,7 +210,10 @@ class SqliteStore(SqlStore):
         return has_table(db, "chunks_fts")
 
     def _keyword(self, db: Any, query: str, n: int, pages: Sequence[int] | None) -> list[tuple[int, float]]:
-        return keyword_ranked(db, query, n, pages=pages)
+        # a reader of a store from before schema 6 (never migrated: readers do not write) asks its
+        # keyword index as it was built, CJK runs whole
+        split = int(db.execute("PRAGMA user_version").fetchone()[0]) >= 6
+        return keyword_ranked(db, query, n, pages=pages, split=split)
 
 
 def keyword_terms(query: str) -> list[str]:
@@ -232,9 +236,21 @@ def _prefix_end(prefix: str) -> str:
     return prefix[:-1] + chr(nxt)
 
 
+def fts_phrase(term: str, split: bool = True) -> str:
+    """A quoted keyword_terms word as chunks_fts matches it: CJK runs as bigram phrases (store.cjk),
+    a lone CJK character as a prefix of the bigrams."""
+    if not split:
+        return term
+    word = term[1:-1].replace('""', '"')
+    if is_cjk_char(word):
+        return f"{term}*"
+    parts = split_cjk(word).split()
+    return '"' + " ".join(parts).replace('"', '""') + '"' if parts else term
+
+
 def keyword_ranked(db: sqlite3.Connection, query: str, n: int, common_share: float = COMMON_SHARE,
                    common_min_rows: int = COMMON_MIN_ROWS,
-                   pages: Sequence[int] | None = None) -> list[tuple[int, float]]:
+                   pages: Sequence[int] | None = None, split: bool = True) -> list[tuple[int, float]]:
     """The n best chunks for the OR of the query's words by bm25 (text counts twice the heading path),
     best first, as (chunk id, score) with score = -bm25 (higher is better).
 
@@ -249,8 +265,9 @@ def keyword_ranked(db: sqlite3.Connection, query: str, n: int, common_share: flo
 
     pages: only chunks of these pages (the filter applies before the top n is cut, so a filter
     matching few pages still gets its n best); the common/rare split stays global, as bm25's idf.
+    split: the index splits CJK runs into bigrams (schema 6 on; store.cjk).
     """
-    terms = keyword_terms(query)
+    terms = list(dict.fromkeys(fts_phrase(t, split) for t in keyword_terms(query)))
     if not terms:
         return []
     rare, common = terms, []
