@@ -164,6 +164,10 @@ class SqlCore:
     def _has_index(self, db: Any) -> bool:
         raise NotImplementedError
 
+    def _indexer(self, db: Any) -> str | None:
+        """Who runs an `index` on this store now, from another process or session (None: nobody)."""
+        return None
+
     def _keyword(self, db: Any, query: str, n: int, pages: Sequence[int] | None) -> list[tuple[int, float]]:
         raise NotImplementedError
 

@@ -83,17 +83,27 @@ def tsvector(text: str, heading_json: str, context: str) -> tuple[str, int]:
 
 
 def query_tokens(query: str) -> list[str]:
-    """The query's search tokens: keyword_terms' words (stop words dropped as for SQLite), each
-    tokenized as FTS5 tokenizes its phrase. A word FTS5 splits ("foo_bar") becomes two terms
-    here where FTS5 searches the phrase: the one known difference."""
+    """The query's search terms: keyword_terms' words (stop words dropped as for SQLite), each
+    tokenized as FTS5 tokenizes its phrase. A word with CJK characters stays one phrase, its tokens
+    joined by spaces ("東京都" -> "東京 京都", adjacent as in SQLite's phrase query); a word FTS5
+    splits otherwise ("foo_bar") becomes two terms here where FTS5 searches the phrase: the one
+    known difference."""
     out: list[str] = []
     for phrase in keyword_terms(query):
-        out.extend(tokens(phrase[1:-1].replace('""', '"')))
+        word = phrase[1:-1].replace('""', '"')
+        toks = tokens(word)
+        if len(toks) > 1 and split_cjk(word) != word:
+            out.append(" ".join(toks))
+        else:
+            out.extend(toks)
     return list(dict.fromkeys(out))
 
 
 def _lit(term: str) -> str:
-    """A term as a tsquery: a lone CJK character as a prefix of the bigrams (store.cjk)."""
+    """A term as a tsquery: a lone CJK character as a prefix of the bigrams, a CJK word as the
+    phrase of its bigrams (store.cjk)."""
+    if " " in term:
+        return "(" + " <-> ".join(f"'{t}'" for t in term.split()) + ")"
     return f"'{term}':*" if is_cjk_char(term) else f"'{term}'"
 
 

@@ -167,17 +167,24 @@ class PostgresStore(SqlStore):
         except psycopg.Error as e:
             raise StoreError(f"{self.location}: {_first_line(e, self._secret)}") from e
 
+    def _holder(self, db: Any, key: int) -> str | None:
+        """Who else holds the advisory lock key: "application_name (pid N)", or None."""
+        holder = db.execute(
+            "SELECT a.application_name, a.client_addr, a.pid FROM pg_locks l JOIN pg_stat_activity a "
+            "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND a.pid <> pg_backend_pid() "
+            "AND a.datname = current_database() AND ((l.classid::bigint << 32) | l.objid::bigint) = %s",
+            (key,)).fetchone()
+        return f"{holder[0] or 'another client'} (pid {holder[2]})" if holder else None
+
     def _exclusive(self, key: int, what: str) -> None:
         """A session advisory lock (kept until close, also across commits); StoreError if taken."""
         row = self._db.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
         if not (row and row[0]):
-            holder = self._db.execute(
-                "SELECT a.application_name, a.client_addr, a.pid FROM pg_locks l JOIN pg_stat_activity a "
-                "ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND a.pid <> pg_backend_pid() "
-                "AND a.datname = current_database() AND ((l.classid::bigint << 32) | l.objid::bigint) = %s",
-                (key,)).fetchone()
-            name = f"{holder[0] or 'another client'} (pid {holder[2]})" if holder else "another client"
+            name = self._holder(self._db, key) or "another client"
             raise StoreError(f"{self.location} is {what} by {name}: one at a time (search and export still work)")
+
+    def _indexer(self, db: Any) -> str | None:
+        return self._holder(db, LOCK_INDEX)
 
     # ------------------------------------------------------------------ dialect hooks (store.base)
     BYTE_ORDER = ' COLLATE "C"'

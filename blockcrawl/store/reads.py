@@ -5,7 +5,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from ..errors import StoreError
+from ..errors import NotIndexed, StoreError
 from .core import SqlCore, _hosts, _hosts_lock, guard, hostport, strip_port, vectors_from
 from .protocols import RECORD_KINDS, StoredChunk
 
@@ -42,9 +42,16 @@ class StoreReads(SqlCore):
     # ------------------------------------------------------------------ SearchStore (search, serve)
     @guard
     def index_meta(self) -> dict[str, str]:
-        """model, dim, generation, indexed_at; {} when the store was never indexed."""
+        """model, dim, generation, indexed_at; {} when the store was never indexed; NotIndexed
+        (one line) while its first index run is going on."""
         with self._reading() as db:
-            return self._index_meta(db) if self._has_index(db) else {}
+            meta = self._index_meta(db) if self._has_index(db) else {}
+            if "generation" not in meta and "model" in meta and (who := self._indexer(db)) is not None:
+                # the first index run has begun (its model is recorded) and not finished: a search
+                # now would say "never indexed", against the lock message's promise
+                raise NotIndexed(f"{self.location} is being indexed for the first time by {who}: "
+                                 "search works once that run finishes")
+            return meta
 
     @guard
     def load_vectors(self, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:

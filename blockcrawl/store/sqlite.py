@@ -26,7 +26,7 @@ from .base import SqlStore, vectors_from
 from .base import hostport as _hostport  # noqa: F401 - the names tests import from here
 from .base import strip_port as _strip_port  # noqa: F401
 from .cjk import is_cjk_char, split_cjk
-from .lock import WriterLock
+from .lock import WriterLock, lock_path
 from .schema import SCHEMA_VERSION, check, ensure_index_schema, has_table, migrate
 
 if TYPE_CHECKING:
@@ -75,6 +75,9 @@ class SqliteStore(SqlStore):
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a store")
         memory = str(path) == ":memory:"  # SQLite's in-memory database: no file, no lock
+        if not memory and self.path.exists() and not self.path.is_file():
+            # /dev/null, a FIFO, a device: SQLite would create its -journal (and we our .lock) beside it
+            raise StoreError(f"{self.path} is not a regular file: a store is an SQLite file (give a path like site.db)")
         if not memory and not self.path.exists():
             if readonly or not create:
                 raise StoreMissing(f"no store at {self.path} (run 'blockcrawl crawl URL --store {self.path}' first)")
@@ -208,6 +211,26 @@ class SqliteStore(SqlStore):
 
     def _has_index(self, db: Any) -> bool:
         return has_table(db, "chunks_fts")
+
+    def _indexer(self, db: Any) -> str | None:
+        """The `index` run holding the writer lock (its lock file names it and its pid), if one is
+        alive in another process. Read, never locked: a probe would make a starting writer fail."""
+        if self._lock is not None:
+            return None
+        try:
+            who = lock_path(self.path).read_text(errors="replace").strip()
+        except OSError:
+            return None
+        m = re.fullmatch(r"(.*\bindex\b.*) \(pid (\d+)\)", who)
+        if m is None or int(m.group(2)) == os.getpid():
+            return None
+        try:
+            os.kill(int(m.group(2)), 0)
+        except PermissionError:
+            pass  # alive, another user's
+        except OSError:
+            return None  # that run ended (killed: its lock file stays)
+        return who
 
     def _keyword(self, db: Any, query: str, n: int, pages: Sequence[int] | None) -> list[tuple[int, float]]:
         # a reader of a store from before schema 6 (never migrated: readers do not write) asks its
