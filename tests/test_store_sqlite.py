@@ -324,3 +324,51 @@ def test_lock_path_that_is_a_folder_says_so(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "s.db.lock is a folder" in err[0], err
     with Store(path, readonly=True) as st:  # readers take no lock
         assert st.count_chunks() > 0
+
+
+# ---- schema 6: the keyword index splits CJK runs into bigrams ---------------------------------------
+
+# chunks_fts as schema 5 made it: CJK runs whole, filled by FTS5's 'rebuild'
+V5_FTS = """
+DROP TRIGGER chunks_fts_on_insert; DROP TRIGGER chunks_fts_on_delete; DROP TRIGGER chunks_fts_on_update;
+DROP TABLE chunks_fts;
+CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading_path, context, content='chunks', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER chunks_fts_on_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, text, heading_path, context) VALUES (new.id, new.text, new.heading_path, new.context);
+END;
+CREATE TRIGGER chunks_fts_on_delete AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
+    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
+END;
+CREATE TRIGGER chunks_fts_on_update AFTER UPDATE OF text, heading_path, context ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
+    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
+    INSERT INTO chunks_fts(rowid, text, heading_path, context) VALUES (new.id, new.text, new.heading_path, new.context);
+END;
+INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+PRAGMA user_version=5;
+"""
+
+
+def test_version_5_index_is_rebuilt_with_cjk_bigrams(tmp_path):
+    path = tmp_path / "s.db"
+    ja = "<html><body><h1>日記</h1><p>私は東京都に住んでいます。</p></body></html>"
+    fill(path, {"http://cjk.test/": ja, "http://en.test/": "<html><body><h1>Notes</h1><p>Tokyo notes.</p></body></html>"})
+    with Store(path) as st:
+        st.begin_index("m", 2)
+    db = sqlite3.connect(path)
+    db.executescript(V5_FTS)
+    db.close()
+    with Store(path, readonly=True) as st:  # a reader leaves the file as it is and asks it as it was built
+        assert st.schema_version == 5
+        assert st.keyword_ranked("東京", 5) == [] and st.keyword_ranked("tokyo", 5)
+        assert st.keyword_ranked("私は東京都に住んでいます", 5)  # the whole run was the token
+    with Store(path) as st:  # the writer migrates: the index rebuilt, CJK words found inside the run
+        assert st.schema_version == SCHEMA_VERSION == 6
+        ids = st.keyword_ranked("東京", 5)
+        assert len(ids) == 1 and st.chunks_by_id([ids[0][0]])[ids[0][0]].url == "http://cjk.test/"
+        assert [c for c, _ in st.keyword_ranked("住んで", 5)] == [ids[0][0]]
+        st.delete_page("http://cjk.test/")  # the triggers delete what they indexed (no FTS5 'malformed')
+        st.commit()
+        assert st.keyword_ranked("東京", 5) == [] and st.keyword_ranked("tokyo", 5)
