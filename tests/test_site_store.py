@@ -15,7 +15,7 @@ from blockcrawl.retrieval import SearchError, search
 from blockcrawl.store import SCHEMA_VERSION, Store
 
 from .test_serve import HashEmbedder
-from .test_store import columns
+from .test_store_sqlite import columns
 
 EMB = HashEmbedder()
 
