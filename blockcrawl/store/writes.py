@@ -159,6 +159,7 @@ class StoreWrites(SqlCore):
             self._exec(db, f"DELETE FROM {table} WHERE {col}=?", (row[0],))
         return True
 
+    @guard
     def frontier(self) -> SqlFrontier:
         """The crawl's own frontier and log, on the writer connection (committed with the pages).
         One crawl at a time uses it: workers that share a frontier elsewhere (--frontier redis://)
@@ -169,6 +170,7 @@ class StoreWrites(SqlCore):
         self._lock_frontier()
         return fr
 
+    @guard
     def crawl_log(self) -> SqlFrontier:
         """Where a worker of a shared frontier (crawl --frontier redis://) writes its crawl log: the
         frontier object without its one-crawl lock, of which the worker only calls `log`."""
