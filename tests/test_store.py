@@ -320,6 +320,21 @@ def test_frontier_roundtrip(backend):
         assert fr.size() == 0 and fr.get_meta("seeds") is None
 
 
+def test_frontier_faults_are_one_line(backend):
+    """A database fault under the frontier (here: its log table dropped behind the store's back, as
+    a full disk or a lost connection would fail it) is a StoreError naming the store, as from the
+    store's own methods, not the driver's exception."""
+    st = backend.open()
+    try:
+        fr = st.frontier()
+        backend.raw("DROP TABLE crawl_log")
+        with pytest.raises(StoreError, match="crawl_log") as e:
+            fr.log("http://a.test/", "fetched", 200)
+        assert backend.location.split("@")[-1] in str(e.value) and "pg-test-pw" not in str(e.value)
+    finally:
+        st.close()
+
+
 def test_one_crawl_at_a_time_readers_go_on(backend):
     """A second crawl of the same store reset the first one's frontier (109 of 199 pages lost):
     refused, and the message says what still works."""
