@@ -157,3 +157,21 @@ def test_readme_lists_every_builtin_algorithm() -> None:
                if line.startswith("| `--algorithm NAME` | `auto` | main-content algorithm for `--mode main`"))
     missing = [name for name in ALGORITHMS if f"`{name}`" not in row]
     assert not missing, f"README's extract --algorithm row lacks {missing}"
+
+
+def test_architecture_is_short() -> None:
+    n = len((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines())
+    assert n <= 150, f"docs/architecture.md has {n} lines: it is the map, the details live in the other pages"
+
+
+def test_every_benchmark_section_names_its_command() -> None:
+    """docs/benchmarks.md is the current tables, each with the command that reproduces it: every
+    `## ` section that holds a table also names a script of bench/ or tests/ (or a command)."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    bad = []
+    for part in re.split(r"^## ", text, flags=re.M)[1:]:
+        title, _, body = part.partition("\n")
+        if "\n|---" in body or "\n| ---" in body:
+            if not re.search(r"(bench|tests)/\w+\.py|blockcrawl \w+", body):
+                bad.append(title)
+    assert not bad, f"benchmark sections without a command: {bad}"
