@@ -336,19 +336,25 @@ def test_unread_body_is_not_a_request(fast):
 
 
 def test_keep_alive_is_fast(fast):
-    """200 sequential requests on one connection; the old server took 44 ms each (Nagle against
-    delayed ACK), against 2.5 ms on a new connection."""
+    """Sequential requests on one connection against the same requests each on a new connection,
+    interleaved: the old server took 44 ms a request on a kept-alive connection (Nagle against
+    delayed ACK), against 2.5 ms on a new one. Now the kept-alive one is no slower (a ratio of
+    two measurements in the same run, not a number of milliseconds: tests/scaling.py)."""
     conn = http.client.HTTPConnection(*fast.server_address, timeout=10)
-    times = []
-    for i in range(200):
-        t0 = time.perf_counter()
-        conn.request("GET", f"/api/search?q=bread+{i}&k=3&mode=keyword")
-        r = conn.getresponse()
-        r.read()
-        times.append(time.perf_counter() - t0)
-        assert r.status == 200 and not r.will_close
+    kept, fresh = [], []
+    for i in range(100):
+        for times, c in ((kept, conn), (fresh, http.client.HTTPConnection(*fast.server_address, timeout=10))):
+            t0 = time.perf_counter()
+            c.request("GET", f"/api/search?q=bread+{i}&k=3&mode=keyword")
+            r = c.getresponse()
+            r.read()
+            times.append(time.perf_counter() - t0)
+            assert r.status == 200 and not r.will_close
+            if c is not conn:
+                c.close()
     conn.close()
-    assert np.percentile(times, 50) < 0.010, np.percentile(times, [50, 90, 99])
+    assert np.percentile(kept, 50) < 2 * np.percentile(fresh, 50), (np.percentile(kept, [50, 90]),
+                                                                    np.percentile(fresh, [50, 90]))
 
 
 def count_threads() -> int:
@@ -380,25 +386,25 @@ def test_slow_and_large_heads(hashed_store):
     srv, _ = start(hashed_store, embedder=HashEmbedder(), access_log=False,
                    limits=Limits(head_timeout=0.5, keep_alive=0.3))
     try:
+        # (no upper bounds in seconds: a 408 comes from the head timer only; the client's 10 s
+        # socket timeout is a guard against a hang, the default head_timeout being 10 s)
         t0 = time.perf_counter()
         assert raw(srv, b"").startswith(b"HTTP/1.1 408 ")  # connects, says nothing
-        assert time.perf_counter() - t0 < 3
+        assert time.perf_counter() - t0 >= 0.45  # not before its time (less a timer tick)
         with socket.create_connection(srv.server_address, timeout=10) as s:  # slowloris
-            t0 = time.perf_counter()
             s.sendall(b"GET / HTTP/1.1\r\n")
             with pytest.raises((BrokenPipeError, ConnectionResetError)):
-                for _ in range(100):
+                for _ in range(100):  # a header line every 50 ms or more: cut well before the 100th
                     s.sendall(b"X-a: b\r\n")
                     time.sleep(0.05)
-            assert time.perf_counter() - t0 < 3
-        # an idle keep-alive connection is closed after keep_alive
+        # an idle keep-alive connection is closed after keep_alive (recv gives b"": the server closed it)
         with socket.create_connection(srv.server_address, timeout=10) as s:
             s.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
             t0 = time.perf_counter()
             out = b""
             while chunk := s.recv(65536):
                 out += chunk
-            assert out.startswith(b"HTTP/1.1 404 ") and time.perf_counter() - t0 < 3
+            assert out.startswith(b"HTTP/1.1 404 ") and time.perf_counter() - t0 >= 0.25
         out = raw(srv, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
         assert out.startswith(b"HTTP/1.1 431 ")
     finally:

@@ -346,9 +346,9 @@ def search(store: SearchStore | str | os.PathLike[str], query: str, k: int = 10,
     only on host `site` / under `url_prefix` / pages of that kind, lang, published since (see
     SearchOptions; `options` replaces k, mode and the keywords). A filter that matches nothing gives
     []; an offset past the end of a non-empty result list is a SearchError. Raises SearchError /
-    StoreMissing / NotIndexed / StoreError. The caller opens the store (`Store(path,
-    readonly=True)`) and may keep it open for many searches; a path is opened read-only for the one
-    call."""
+    StoreMissing / NotIndexed / StoreError. The caller opens the store (`open_store(path_or_url,
+    readonly=True)`, as the CLI does) and may keep it open for many searches; a path is opened
+    read-only for the one call."""
     opts = (options or SearchOptions(k, mode, site, url_prefix, offset, per_page, context, kind, lang,
                                      since)).checked()
     query = validate(query, opts.k, opts.mode)
