@@ -178,8 +178,11 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
         # an empty parameter is an absent one (a form's blank field)
         site, prefix, context, kind, lang, since = (params.get(n) or None for n in (
             "site", "url_prefix", "context", "kind", "lang", "since"))
+        raw_tokens = params.get("context_tokens", "")
+        if raw_tokens and not (raw_tokens.isascii() and raw_tokens.isdigit()):
+            return _json(400, {"error": "context_tokens must be a number of tokens"})
         opts = SearchOptions(ints["k"], mode, site, prefix, ints["offset"], ints["per_page"], context, kind, lang,
-                             since)
+                             since, int(raw_tokens) if raw_tokens else None)
         try:
             opts = opts.checked()  # bad values answered here, without taking a search thread
         except SearchError as e:
@@ -196,8 +199,8 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
             return _json(500, {"error": str(e)})
         return _json(200, {"query": q, "mode": mode, "k": opts.k, "offset": opts.offset,
                            "per_page": opts.per_page or 0, "site": opts.site, "url_prefix": opts.url_prefix,
-                           "context": opts.context, "kind": opts.kind, "lang": opts.lang, "since": opts.since,
-                           "hits": hits})
+                           "context": opts.context, "context_tokens": opts.context_tokens, "kind": opts.kind,
+                           "lang": opts.lang, "since": opts.since, "hits": hits})
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
