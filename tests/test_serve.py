@@ -9,6 +9,7 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -463,3 +464,38 @@ def test_load(hashed_store):
     stats = json.loads(r.stdout)
     assert stats["errors"] == 0 and stats["ok"] == 2000, stats
     assert stats["p99_ms"] < 4 * stats["p50_ms"], stats
+
+
+# ---- what the server must not tell (issue 23, item 7) ------------------------------------------------
+
+def test_no_redirect_from_a_forged_host(fast):
+    """/api/search/ was a 307 to http://<the request's Host>/api/search, without the security headers."""
+    for path in ("/api/search/?q=bread&mode=keyword", "/index.html/", "/nope/", "//evil.example/"):
+        conn = http.client.HTTPConnection(*fast.server_address, timeout=10)
+        conn.request("GET", path, headers={"Host": "evil.example"})
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        assert r.status == 404 and r.getheader("Location") is None, (path, r.status, r.getheaders())
+        assert b"evil.example" not in body or path.startswith("//")  # the path is echoed, never the Host
+        assert r.getheader("X-Content-Type-Options") == "nosniff" and r.getheader("Content-Security-Policy")
+
+
+def test_errors_do_not_tell_where_the_store_lives(tmp_path):
+    path = tmp_path / "private-dir" / "site.db"
+    path.parent.mkdir()
+    fill(path, PAGES)
+    build_index(path, embedder=HashEmbedder())
+    srv, base = start(path, embedder=HashEmbedder(), access_log=False)
+    try:
+        with sqlite3.connect(path) as db:  # the keyword index damaged under the running server
+            db.execute("DROP TABLE chunks_fts_data")
+        status, body = api(base, q="bread", mode="keyword")
+        assert status == 500 and "site.db" in body["error"], body  # says which store, not where
+        assert str(tmp_path) not in json.dumps(body) and "private-dir" not in json.dumps(body)
+        with sqlite3.connect(path) as db:  # and the index's record gone: 503, no path either
+            db.execute("DELETE FROM index_meta")
+        status, body = api(base, q="bread", mode="keyword")
+        assert status == 503 and "never indexed" in body["error"] and "private-dir" not in json.dumps(body), body
+    finally:
+        stop(srv)

@@ -132,6 +132,16 @@ class Searcher:
         self.limit = threads + max_queued  # running + waiting; the event loop alone counts it: no lock
         self.pending = 0
 
+    def public(self, message: str) -> str:
+        """message with the store's location cut to its last part: an error body must not tell a client
+        where the store lives on the server ("/srv/data/site.db: ..." -> "site.db: ...")."""
+        loc = self.store.location
+        name = Path(loc).name or "the store"
+        for full in sorted({loc, str(Path(loc).resolve()) if "://" not in loc else loc}, key=len, reverse=True):
+            if full and full != name:
+                message = message.replace(full, name)
+        return message
+
     def run(self, q: str, opts: SearchOptions) -> list[dict[str, Any]]:
         return [h.to_dict() for h in search(self.store, q, embedder=self.embedder, options=opts)]
 
@@ -194,9 +204,10 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
         except SearchError as e:
             return _json(400, {"error": str(e)})
         except (NotIndexed, StoreMissing) as e:
-            return _json(503, {"error": str(e)})
-        except BlockcrawlError as e:
-            return _json(500, {"error": str(e)})
+            return _json(503, {"error": searcher.public(str(e))})
+        except BlockcrawlError as e:  # a damaged store: the whole message to the log, its gist to the client
+            sys.stderr.write(f"serve: search failed: {e}\n")
+            return _json(500, {"error": "the store could not answer this search: " + searcher.public(str(e))})
         return _json(200, {"query": q, "mode": mode, "k": opts.k, "offset": opts.offset,
                            "per_page": opts.per_page or 0, "site": opts.site, "url_prefix": opts.url_prefix,
                            "context": opts.context, "context_tokens": opts.context_tokens, "kind": opts.kind,
@@ -205,14 +216,19 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
-            return _json(404, {"error": f"no such path: {request.url.path}"})
+            return _json(404, {"error": f"no such path: {request.scope['path'][:200]}"})
         return _json(exc.status_code, {"error": exc.detail}, dict(exc.headers or {}))
 
     async def internal_error(request: Request, exc: Exception) -> Response:
         return _json(500, {"error": "internal error"})
 
     routes = [Route("/", show_page), Route("/index.html", show_page), Route("/api/search", api_search)]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal_error})
+    # Starlette answers /api/search/ with a 307 to the path without the slash, the absolute URL built
+    # from the request's Host header: a forged Host got a redirect to any host, and the redirect went
+    # out without the headers above. Unknown paths are 404, slash or not.
+    app.router.redirect_slashes = False
+    return app
 
 
 class Guard:
