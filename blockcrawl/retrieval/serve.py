@@ -114,6 +114,17 @@ def _json(status: int, obj: object, extra: dict[str, str] | None = None) -> Resp
     return Response(body, status, {**API_HEADERS, **(extra or {})}, "application/json; charset=utf-8")
 
 
+def hide_location(message: str, location: str) -> str:
+    """message with the store's location cut to its last part: an error body must not tell a client
+    where the store lives on the server ("/srv/data/site.db: ..." -> "site.db: ...")."""
+    name = Path(location).name or "the store"
+    fulls = {location} if "://" in location else {location, str(Path(location).resolve())}
+    for full in sorted(fulls, key=len, reverse=True):
+        if full and full != name:
+            message = message.replace(full, name)
+    return message
+
+
 # ---- searching: the one call into the search stage -------------------------------------------------
 
 class Searcher:
@@ -133,14 +144,7 @@ class Searcher:
         self.pending = 0
 
     def public(self, message: str) -> str:
-        """message with the store's location cut to its last part: an error body must not tell a client
-        where the store lives on the server ("/srv/data/site.db: ..." -> "site.db: ...")."""
-        loc = self.store.location
-        name = Path(loc).name or "the store"
-        for full in sorted({loc, str(Path(loc).resolve()) if "://" not in loc else loc}, key=len, reverse=True):
-            if full and full != name:
-                message = message.replace(full, name)
-        return message
+        return hide_location(message, self.store.location)
 
     def run(self, q: str, opts: SearchOptions) -> list[dict[str, Any]]:
         return [h.to_dict() for h in search(self.store, q, embedder=self.embedder, options=opts)]
