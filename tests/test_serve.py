@@ -208,10 +208,11 @@ def dump_dom(url: str) -> str:
 def test_page_in_browser(server):
     # the page runs under its strict CSP (hashed script and style, Trusted Types): it must still work
     dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "how do I bake a loaf at home", "k": 3}))
-    first = dom.index('class="hit"')
-    hit = dom[first:dom.index('class="hit"', first + 1)]
-    assert "<span>Recipes</span><span>Bread</span>" in hit  # heading path as breadcrumb
-    assert 'href="http://site.test/cooking"' in hit and "Kitchen notes" in hit  # link to the source
+    first = dom.index('class="group"')
+    group = dom[first:dom.index('class="hit"', dom.index('class="hit"', first) + 1)]  # title and first hit
+    assert "<span>Recipes</span><span>Bread</span>" in group  # heading path as breadcrumb
+    assert 'href="http://site.test/cooking"' in group and "Kitchen notes" in group  # link to the source
+    assert "<cite>http://site.test/cooking</cite>" in group  # and its address, shown
     assert dom.count('class="hit"') == 3 and "3 hits" in dom
     # page text is shown as text, never run as markup
     dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "show a tag as plain text with entities", "k": 1}))
