@@ -164,6 +164,11 @@ def test_http_filters_paging_and_context(fast):
     status, body = api(base, q="bread", mode="keyword", url_prefix="http://site.test/cooking", context="block")
     assert status == 200 and {h["url"] for h in body["hits"]} == {"http://site.test/cooking"}
     assert all(h["context"] for h in body["hits"]) and body["context"] == "block"
+    status, body = api(base, q="bread", mode="keyword", context_tokens="300", k=1)
+    assert status == 200 and body["context_tokens"] == 300 and "Bread" in body["hits"][0]["context"]
+    for bad in ("3", "lots", "-5", "9999"):
+        status, body = api(base, q="bread", mode="keyword", context_tokens=bad)
+        assert status == 400 and body["error"].startswith("context_tokens must be a number of tokens"), (bad, body)
     status, body = api(base, q="bread", mode="hybrid", site="nowhere.test")
     assert status == 200 and body["hits"] == []  # a filter that matches nothing: no hits, no error
     status, whole = api(base, q="country", mode="keyword", k=4, per_page=0)
