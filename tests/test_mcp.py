@@ -17,6 +17,7 @@ import pytest
 
 from blockcrawl.index import build_index, default_embedder
 
+from .crawlsite import Route, Site, page
 from .search_pages import PAGES, fill
 
 pytest.importorskip("mcp", reason="the mcp package (pip install 'blockcrawl[mcp]')")
@@ -109,6 +110,49 @@ def test_streamable_http_round_trip(store):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+ZEPPELIN = {
+    "/": Route(page("Airships", ["/a.html", "/b.html"], "Airships of the last century and the people who flew them.")),
+    "/a.html": Route(page("Zeppelin", ["/"], "The zeppelin LZ 129 crossed the Atlantic in two and a half days.")),
+    "/b.html": Route(page("Blimps", ["/"], "A blimp has no rigid frame; its envelope keeps its shape by gas pressure.")),
+}
+
+
+@pytest.mark.slow
+def test_crawl_tool_only_when_allowed(tmp_path):
+    """--allow-crawl adds a crawl tool: the agent crawls a (loopback) site, then finds its pages."""
+    path = tmp_path / "site.db"
+    fill(path, PAGES)
+    build_index(path, embedder=default_embedder(), batch_size=4)
+    site = Site(dict(ZEPPELIN)).start()
+    client = Client(StdioServerParameters(
+        command=sys.executable, args=["-m", "blockcrawl", "mcp", "--store", str(path), "--allow-crawl",
+                                      "--crawl-max-pages", "5"], env=ENV, cwd=str(ROOT)), read_timeout_seconds=TIMEOUT)
+
+    async def agent() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with client as c:
+            out["tools"] = {t.name for t in (await c.list_tools()).tools}
+            out["too_many"] = await c.call_tool("crawl", {"url": site.origin + "/", "max_pages": 6})
+            out["bad_url"] = await c.call_tool("crawl", {"url": "ftp://example.com/"})
+            r = await c.call_tool("crawl", {"url": site.origin + "/", "max_pages": 5})
+            out["crawl_error"], out["crawl"] = r.is_error, r.structured_content or r.content[0].text
+            out["search"] = (await c.call_tool("search", {"query": "zeppelin Atlantic crossing", "k": 1})).structured_content
+            out["sites"] = (await c.call_tool("list_sites", {})).structured_content
+        return out
+
+    try:
+        out = asyncio.run(agent())
+    finally:
+        site.stop()
+    assert out["tools"] == {"search", "fetch_page", "list_sites", "crawl"}
+    assert out["too_many"].is_error and out["bad_url"].is_error and "not an http(s) URL" in out["bad_url"].content[0].text
+    assert not out["crawl_error"], out["crawl"]
+    assert out["crawl"]["pages_fetched"] == 3 and out["crawl"]["store_pages"] == len(PAGES) + 3
+    assert out["search"]["hits"][0]["url"] == site.origin + "/a.html"
+    assert {s["site"] for s in out["sites"]["sites"]} == {"site.test", site.origin.split("//")[1]}
+    assert {"/", "/a.html", "/b.html"} <= set(site.paths())
 
 
 def test_cli_help_and_errors(tmp_path):

@@ -20,6 +20,7 @@ tools:
       -> {"query", "hits": [{rank, score, url, title, heading_path, text, context}]}
   fetch_page(url, start=0, max_chars=20000) -> {url, title, text, start, total_chars, truncated}
   list_sites(limit=100) -> {"sites": [{site, pages}], "total_sites"}
+  crawl(url, max_pages=20)  only with --allow-crawl: crawl that site into the store, then index it
 
 Read-only: the store is opened read-only (a crawl may write to it meanwhile). Over HTTP the SDK
 checks Host and Origin against loopback names when --host is a loopback address; there is no
@@ -36,12 +37,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--http", action="store_true", help="streamable HTTP at /mcp instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="with --http: address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765; 0 = any free port)")
+    p.add_argument("--allow-crawl", action="store_true",
+                   help="add a crawl tool: the agent may crawl sites of its choosing into the store (off by default)")
+    p.add_argument("--crawl-max-pages", type=int, default=50, metavar="N",
+                   help="with --allow-crawl: at most N pages a crawl call (default 50)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print("blockcrawl mcp: --port must be between 0 and 65535", file=sys.stderr)
+        return 2
+    if args.crawl_max_pages < 1:
+        print("blockcrawl mcp: --crawl-max-pages must be positive", file=sys.stderr)
         return 2
     try:
         import mcp.server  # noqa: F401
@@ -59,10 +67,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"blockcrawl mcp: {e}", file=sys.stderr)
         return 2
     try:
+        public = None if not args.http else (lambda m: hide_location(m, store.location))
+        server = build_server(store, embedder, public=public, allow_crawl=args.allow_crawl,
+                              crawl_max_pages=args.crawl_max_pages, location=str(args.store))
         if not args.http:
-            build_server(store, embedder).run("stdio")
+            server.run("stdio")
             return 0
-        return _serve_http(args, build_server(store, embedder, public=lambda m: hide_location(m, store.location)))
+        return _serve_http(args, server)
     except KeyboardInterrupt:
         return 0
     finally:

@@ -5,18 +5,23 @@ Tools (the official `mcp` SDK, v2: `pip install 'blockcrawl[mcp]'`):
   text, URL, title, heading path, score and rank (and context, when context_tokens is given)
 - fetch_page(url, start, max_chars) -> the stored text of one crawled page, in slices
 - list_sites(limit) -> the hosts in the store with their page counts
+- crawl(url, max_pages) -> only with allow_crawl (`--allow-crawl`): crawl a site into the store and
+  index it, by running `blockcrawl crawl` and `blockcrawl index` as child processes
 
 Transports: stdio (an agent starts `blockcrawl mcp --store PATH` as a child process) or streamable
 HTTP (`--http`, at /mcp, loopback by default, with the SDK's DNS-rebinding guard on Host and Origin).
 
 Why these three: search answers a question in one call; fetch_page reads the page a hit came from
 when the chunk is not enough; list_sites tells the agent what the store covers before it searches
-(and which `site` filters exist). Everything is read-only: the store is opened read-only, so a
-crawl can write to it at the same time.
+(and which `site` filters exist). Everything else is read-only: the store is opened read-only, so a
+crawl can write to it at the same time. crawl is off unless the operator asks for it: the agent then
+chooses which addresses this machine fetches (the crawler's own address policy still applies: no
+private addresses from public seeds), within max_pages and a time limit.
 """
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections import Counter
@@ -78,6 +83,13 @@ class Sites(BaseModel):
     total_sites: int
 
 
+class Crawled(BaseModel):
+    url: str
+    pages_fetched: int
+    store_pages: int
+    summary: str  # the crawl's one-line summary
+
+
 class Pages:
     """Whole pages of a store by URL, and its hosts. An SQLite store is read directly (one indexed
     look-up by URL; the host table it keeps for search filters); another store through its export
@@ -127,9 +139,14 @@ class Pages:
         return Counter(_hostport(str(rec["url"])) for rec in self.store.records("pages"))
 
 
-def build_server(store: AnyStore, embedder: Embedder, *, public: Any = None) -> MCPServer:
+CRAWL_SECONDS = 300  # one crawl tool call: the crawl's --max-time (the index after it is not bounded)
+
+
+def build_server(store: AnyStore, embedder: Embedder, *, public: Any = None, allow_crawl: bool = False,
+                 crawl_max_pages: int = 50, location: str | None = None) -> MCPServer:
     """An MCPServer whose tools read store (opened read-only by the caller). public(message) cleans
-    an error message before it leaves (over HTTP: no server paths)."""
+    an error message before it leaves (over HTTP: no server paths). allow_crawl adds the crawl tool,
+    at most crawl_max_pages pages a call, into the store at location (the path or URL it was opened by)."""
     from mcp.server import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -201,7 +218,54 @@ def build_server(store: AnyStore, embedder: Embedder, *, public: Any = None) -> 
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
         return Sites(sites=[Site(site=s, pages=n) for s, n in top], total_sites=len(counts))
 
+    if allow_crawl:
+        crawl_lock = threading.Lock()
+        target = location or store.location
+
+        @server.tool(title="Crawl a site into the store")
+        def crawl(
+            url: Annotated[str, Field(description="the http(s) URL to start from; its site is crawled")],
+            max_pages: Annotated[int, Field(description="at most this many pages (the server sets a cap)", ge=1)] = 20,
+        ) -> Crawled:
+            """Crawl a web site from url into the store and index it, so that search finds its pages.
+            Takes a while (seconds to minutes); one crawl at a time."""
+            from ..crawl.urls import canonicalize
+
+            if canonicalize(url.strip()) is None:
+                raise ToolError(f"not an http(s) URL: {url[:300]!r}")
+            if max_pages > crawl_max_pages:  # a bound of the server, not of the schema (annotations are global)
+                raise ToolError(f"max_pages must be at most {crawl_max_pages} on this server")
+            if not crawl_lock.acquire(blocking=False):
+                raise ToolError("a crawl is already running; try again when it has finished")
+            try:
+                before = sum(pages.sites().values())
+                summary = _run_cli("crawl", url.strip(), "--store", target, "--max-pages", str(max_pages),
+                                   "--max-time", str(CRAWL_SECONDS), "--no-progress")
+                _run_cli("index", "--store", target, "--quiet")
+                after = sum(pages.sites().values())
+            except BlockcrawlError as e:
+                raise ToolError(clean(str(e))) from None
+            finally:
+                crawl_lock.release()
+            m = re.search(r"(\d+) pages? in ", summary)
+            return Crawled(url=url.strip(), pages_fetched=int(m.group(1)) if m else after - before,
+                           store_pages=after, summary=clean(summary))
+
     return server
+
+
+def _run_cli(*args: str) -> str:
+    """Run `blockcrawl ARGS` as a child process (its own event loop, workers and writer lock); its
+    last stderr line, or BlockcrawlError with it when the command failed."""
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "blockcrawl", *args], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=CRAWL_SECONDS + 600)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    if r.returncode not in (0, 130):
+        raise BlockcrawlError(last or f"blockcrawl {args[0]} failed (exit {r.returncode})")
+    return last
 
 
 @contextmanager
