@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
     from ..index.embed import Embedder
     from ..store import AnyStore
-    from ..store.sqlite import SqliteStore
 
 MAX_PAGE_CHARS = 100_000  # one fetch_page slice at most (~25k tokens); the agent asks for the next with start
 DEFAULT_PAGE_CHARS = 20_000
@@ -99,44 +98,12 @@ class Pages:
         self.store = store
         self._lock = threading.Lock()
 
-    def _sqlite(self) -> SqliteStore | None:
-        from ..store.sqlite import SqliteStore
-
-        return self.store if isinstance(self.store, SqliteStore) else None
-
     def page(self, url: str) -> tuple[str, str, str] | None:
         """(url, title, text) of the page stored under url (or whose final URL it is), None if none."""
-        sq = self._sqlite()
-        if sq is not None:
-            with sq._reading() as db:
-                cols = {str(r[1]) for r in db.execute("PRAGMA table_info(pages)")}
-                text_col = "markdown" if "markdown" in cols else "NULL"
-                plain = "text" if "text" in cols else "NULL"
-                row = None
-                for col in ("url", "final_url"):
-                    row = db.execute(f"SELECT id, url, title, {text_col}, {plain} FROM pages WHERE {col} = ? LIMIT 1",
-                                     (url,)).fetchone()
-                    if row is not None:
-                        break
-            if row is None:
-                return None
-            pid, found, title, markdown, text = row
-            body = markdown or text
-            if not body:
-                body = "\n\n".join(t for _, t in self.store.page_chunks(int(pid)))
-            return str(found), str(title or ""), str(body)
-        for rec in self.store.records("pages"):
-            if rec.get("url") == url or rec.get("final_url") == url:
-                return str(rec["url"]), str(rec.get("title") or ""), str(rec.get("text") or "")
-        return None
+        return self.store.page_by_url(url)
 
     def sites(self) -> Counter[str]:
-        sq = self._sqlite()
-        if sq is not None:
-            return Counter({host: len(ids) for host, ids in sq._page_hosts().items()})
-        from ..store.sqlite import _hostport
-
-        return Counter(_hostport(str(rec["url"])) for rec in self.store.records("pages"))
+        return Counter(self.store.sites())
 
 
 CRAWL_SECONDS = 300  # one crawl tool call: the crawl's --max-time (the index after it is not bounded)

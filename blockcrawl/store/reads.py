@@ -180,6 +180,30 @@ class StoreReads(SqlCore):
         return out
 
     @guard
+    @guard
+    def page_by_url(self, url: str) -> tuple[str, str, str] | None:
+        """(url, title, text) of the page stored under url, or whose final URL it is; the text is
+        its Markdown, else its main text, else its chunks in reading order. None: no such page."""
+        with self._reading() as db:
+            cols = self._columns(db, "pages")
+            md = "markdown" if "markdown" in cols else "NULL"
+            plain = "text" if "text" in cols else "NULL"
+            row = None
+            for col in ("url", "final_url"):
+                row = self._exec(db, f"SELECT id, url, title, {md}, {plain} FROM pages WHERE {col} = ? LIMIT 1",
+                                 (url,)).fetchone()
+                if row is not None:
+                    break
+        if row is None:
+            return None
+        pid, found, title, markdown, text = row
+        body = markdown or text or "\n\n".join(t for _, t in self.page_chunks(int(pid)))
+        return str(found), str(title or ""), str(body)
+
+    def sites(self) -> dict[str, int]:
+        """host[:port] -> number of stored pages."""
+        return {host: len(ids) for host, ids in self._page_hosts().items()}
+
     def page_chunks(self, page_id: int) -> list[tuple[int, str]]:
         """(chunk id, text) of a page's chunks in reading order (block, then chunk within it)."""
         with self._reading() as db:
