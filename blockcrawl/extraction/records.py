@@ -52,6 +52,8 @@ _SKIP_TAGS = frozenset({"nav", "footer", "form", "button", "select", "menu"})
 _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|breadcrumbs?|share|social)(?:$|[\s_-])",
                          re.IGNORECASE)
 _LINE_TAGS = frozenset({"li", "p", "div", "span", "section"})  # table rows: _table_pairs
+_BLOCK_TAGS = frozenset({"div", "p", "li", "ul", "ol", "dl", "table", "tr", "section", "article", "br", "hr",
+                         "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "form"})
 _LABEL_TAGS = frozenset({"b", "strong", "th", "dt", "label", "em"})
 _LABEL_NAMES = re.compile(r"label|key|name|term|title|heading", re.IGNORECASE)
 _INVISIBLE = str.maketrans({"\u200e": "", "\u200f": "", "\u200b": "", "\u00a0": " ", "\ufeff": ""})
@@ -98,6 +100,9 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
     """A small element read as one pair: "Label: value" in its text, or a label element (bold,
     a label class) first and the value after it."""
     tags, ends = dom.tag, dom.end
+    for k in range(i + 1, ends[i]):  # a box of lines is not a line: its lines are read one by one
+        if tags[k] in _BLOCK_TAGS:
+            return None
     text = subtree_text(dom, i)
     if not text or len(text) > LABEL_MAX + VALUE_MAX + 4:
         return None
@@ -302,12 +307,16 @@ def record_block(dom: Dom, position: int, name: str | None = None, facts: Sequen
 
 
 def said_elsewhere(record: Block, blocks: Sequence[Block]) -> bool:
-    """True when every fact of the record (its rows, "Label: value") is on one line of the
-    blocks, label and value (the details box kept whole by the selector, and new on this page):
-    the record would repeat it. At most PAIRS_MAX scans of the page's lines."""
-    lines = [line.lower() for b in blocks if b is not record for line in b.text.split("\n")]
-    for row in record.rows:
-        lab, _, v = row.lower().partition(": ")
-        if not any(lab in line and v in line for line in lines):
-            return False
-    return True
+    """True when one of the blocks holds every fact of the record (its rows, "Label: value"),
+    label and value on one of its lines: the details box or infobox kept whole by the selector,
+    and new on this page. The record would repeat it. Facts spread over several blocks (a box
+    whose rows are blocks of their own, each read as "Product details: Publisher: Zebra") still
+    get their record: it names the page. At most PAIRS_MAX scans of each block's lines."""
+    facts = [row.lower().partition(": ")[::2] for row in record.rows]
+    for b in blocks:
+        if b is record or b.kind == KIND:
+            continue
+        lines = b.text.lower().split("\n")
+        if all(any(lab in line and v in line for line in lines) for lab, v in facts):
+            return True
+    return False
