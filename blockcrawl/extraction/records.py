@@ -31,6 +31,7 @@ LABEL_MAX = 40  # characters of a label ("Publication date", "ISBN-13", "File ex
 LABEL_WORDS = 4
 VALUE_MAX = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
 SMALL_NODES = 16  # an element read as one "Label: value" line holds at most this many nodes
+CELL_NODES = 64  # a table cell, <dt> or <dd> read for a pair holds at most this many nodes
 PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
@@ -121,6 +122,12 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
     return _pair(m.group(1), m.group(2)) if m else None
 
 
+def _small(dom: Dom, i: int) -> bool:
+    """A cell, term or definition small enough to be read for a value: the text of bigger ones
+    (a layout table's columns, nested 50,000 deep) would be read once per enclosing table."""
+    return dom.end[i] - i <= CELL_NODES
+
+
 def _dl_pairs(dom: Dom, dl: int) -> list[tuple[str, str, int]]:
     tags, ends = dom.tag, dom.end
     out: list[tuple[str, str, int]] = []
@@ -139,12 +146,14 @@ def _dl_pairs(dom: Dom, dl: int) -> list[tuple[str, str, int]]:
         t = tags[j]
         if t == "dt":
             close()
-            label, values, node = subtree_text(dom, j), [], j
+            label, values, node = subtree_text(dom, j) if _small(dom, j) else "", [], j
             j = ends[j]
         elif t == "dd":
-            v = subtree_text(dom, j)
+            v = subtree_text(dom, j) if _small(dom, j) else ""
             if v:
                 values.append(v)
+            else:
+                label = ""  # a definition too big to be a value: no pair
             j = ends[j]
         elif t == "dl":  # a nested list is its own
             j = ends[j]
@@ -163,7 +172,7 @@ def _table_pairs(dom: Dom, table: int) -> list[tuple[str, str, int]] | None:
     row = -1
 
     def close() -> None:
-        if row >= 0 and len(cells) == 2 and tags[cells[1]] == "td":  # not a header row (th, th)
+        if row >= 0 and len(cells) == 2 and tags[cells[1]] == "td" and _small(dom, cells[0]) and _small(dom, cells[1]):
             p = _pair(subtree_text(dom, cells[0]), subtree_text(dom, cells[1]))
             if p:
                 out.append((p[0], p[1], row))
