@@ -52,7 +52,10 @@ FACT_LABELS = frozenset({
 _SKIP_TAGS = frozenset({"nav", "footer", "form", "button", "select", "menu"})
 _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|breadcrumbs?|share|social)(?:$|[\s_-])",
                          re.IGNORECASE)
-_LINE_TAGS = frozenset({"li", "p", "div", "span", "section"})  # table rows: _table_pairs
+# Containers whose class/id may name them navigation, a footer, a cookie banner
+_NAMED_BOXES = frozenset({"div", "ul", "ol", "section", "aside", "header", "table", "dl", "main", "article"})
+# Elements read as one line (table rows: _table_pairs; a <span> line sits in one of these)
+_LINE_TAGS = frozenset({"li", "p", "div", "section"})
 _BLOCK_TAGS = frozenset({"div", "p", "li", "ul", "ol", "dl", "table", "tr", "section", "article", "br", "hr",
                          "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "form"})
 _LABEL_TAGS = frozenset({"b", "strong", "th", "dt", "label", "em"})
@@ -87,9 +90,13 @@ def _pair(label: str, value: str) -> tuple[str, str] | None:
 
 
 def _skipped_box(dom: Dom, i: int) -> bool:
+    """Navigation, footer, form, or a container named so (class/id/role): no facts of the page.
+    Inline elements are not asked for names (most elements of a page: links, spans)."""
     t = dom.tag[i]
     if t in _SKIP_TAGS:
         return True
+    if t not in _NAMED_BOXES:
+        return False
     a = dom.attrs[i]
     if not a:
         return False
@@ -99,25 +106,35 @@ def _skipped_box(dom: Dom, i: int) -> bool:
 
 def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
     """A small element read as one pair: "Label: value" in its text, or a label element (bold,
-    a label class) first and the value after it."""
-    tags, ends = dom.tag, dom.end
+    a label class) first and the value after it. Its nodes are looked at once before any text
+    is joined: most small elements hold no block, no colon and no label first (16,918 of them on
+    86 cetd pages)."""
+    tags, ends, texts = dom.tag, dom.end, dom.text
+    colon = False
     for k in range(i + 1, ends[i]):  # a box of lines is not a line: its lines are read one by one
-        if tags[k] in _BLOCK_TAGS:
+        t = tags[k]
+        if t == TEXT:
+            colon = colon or ":" in texts[k] or "：" in texts[k]
+        elif t in _BLOCK_TAGS:
             return None
-    text = subtree_text(dom, i)
-    if not text or len(text) > LABEL_MAX + VALUE_MAX + 4:
-        return None
     first = i + 1
-    while first < ends[i] and tags[first] == TEXT and not dom.text[first].strip():
+    while first < ends[i] and tags[first] == TEXT and not texts[first].strip():
         first += 1
+    label_first = False
     if first < ends[i] and tags[first] != TEXT:
         a = dom.attrs[first]
         cls = (a.get("class") or "") if a else ""
-        if tags[first] in _LABEL_TAGS or (cls and _LABEL_NAMES.search(cls)):
-            label = subtree_text(dom, first)
-            rest = text[len(label):] if text.startswith(label) else ""
-            if label and rest.strip():
-                return _pair(label, rest)
+        label_first = tags[first] in _LABEL_TAGS or bool(cls and _LABEL_NAMES.search(cls))
+    if not (colon or label_first):
+        return None
+    text = subtree_text(dom, i)
+    if not text or len(text) > LABEL_MAX + VALUE_MAX + 4:
+        return None
+    if label_first:
+        label = subtree_text(dom, first)
+        rest = text[len(label):] if text.startswith(label) else ""
+        if label and rest.strip():
+            return _pair(label, rest)
     m = _COLON.match(text.translate(_INVISIBLE))
     return _pair(m.group(1), m.group(2)) if m else None
 
@@ -223,7 +240,8 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
         if t == TEXT:
             j += 1
             continue
-        if skipped[j] or _skipped_box(dom, j) or (t == "header" and j >= main_end):
+        if skipped[j] or ((t in _SKIP_TAGS or t in _NAMED_BOXES) and _skipped_box(dom, j)) \
+                or (t == "header" and j >= main_end):
             j = ends[j]
             continue
         if t in ("main", "article"):
