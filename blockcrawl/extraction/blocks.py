@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..hashing import text_hash
 from ..parse import TEXT, Dom, load
 from ..records import Block
-from .text import INLINE_TAGS, code_text, is_pre, subtree_text
+from .text import INLINE_TAGS, PRE_TAGS, code_text, is_pre, subtree_text
 
 BLOCK_TAGS = frozenset({
     "div", "section", "article", "main", "aside", "header", "footer", "nav", "table", "ul", "ol",
@@ -460,7 +460,7 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
                 headings.append(_Heading(level, htext, owner, j))
             j = ends[j]
             continue
-        if is_pre(dom, j):
+        if (tag in PRE_TAGS or tag == "code") and is_pre(dom, j):
             # code is code: its own block, as written (code_text: innerText's line breaks and
             # indentation, the white space a mask dropped put back)
             flush()

@@ -28,7 +28,7 @@ from urllib.parse import urljoin
 
 from ..parse import TEXT, Dom
 from .blocks import BLOCK_TAGS, HEADING_LEVEL
-from .text import INLINE_TAGS, code_text, is_pre
+from .text import INLINE_TAGS, PRE_TAGS, code_text, is_pre
 
 MAX_NEST = 16  # list / quote levels that indent; deeper ones are written at this depth
 MAX_COLSPAN = 64  # a colspan of 10,000 would write 10,000 empty cells
@@ -354,7 +354,7 @@ def to_markdown(dom: Dom, keep: Sequence[bool] | None = None, *, images: bool = 
                 sink.append(_code_span(code.replace("|", "\\|") if in_table else code))
             j = ends[j]
             continue
-        elif is_pre(dom, j) and not in_table:
+        elif (tag in PRE_TAGS or tag == "code") and is_pre(dom, j) and not in_table:
             block()
             code = code_text(dom, j, keep)  # as innerText gives it: white space kept
             lang = ""

@@ -237,7 +237,7 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
     j, stop = root, ends[root]
     while j < stop:
         t = tags[j]
-        if t == TEXT:
+        if t not in _ASKED:  # text, inline markup, images: most nodes, one set lookup each
             j += 1
             continue
         if skipped[j] or ((t in _SKIP_TAGS or t in _NAMED_BOXES) and _skipped_box(dom, j)) \
@@ -286,6 +286,7 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
     return out
 
 
+_ASKED = _SKIP_TAGS | _NAMED_BOXES | _LINE_TAGS | {"header", "main", "article", "dl", "table"}
 HEADING_TRIES = 16  # h1s looked at for the page's heading
 ANCESTOR_STEPS = 256  # ancestors of each checked for navigation (a page nested deeper is not walked)
 
