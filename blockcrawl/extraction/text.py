@@ -1,4 +1,5 @@
-"""Plain text of a page (seed 002): the text nodes, white space collapsed to one space.
+"""Plain text of a page (seed 002): the text nodes, white space collapsed to one space, except
+in code and other preformatted text, kept as a browser shows it (code_text).
 
 Word boundaries follow rendering: white space in the text, and the edges of every element that is
 not inline text markup. `<p>Hello world</p><a>Link</a>` is "Hello world Link" (block-level
@@ -48,8 +49,8 @@ def is_pre(dom: Dom, i: int) -> bool:
 def code_text(dom: Dom, start: int, keep: Sequence[bool] | None = None) -> str:
     """The text of a preformatted element as a browser's innerText gives it: every character of
     its text nodes as written (line breaks, indentation, tabs), <br> a line break, a block-level
-    child on lines of its own; leading blank lines and trailing white space dropped (trim_code). keep[i] False drops
-    text node i, except white space: a mask that keeps the tokens of highlighted code
+    child on lines of its own; leading blank lines and trailing white space dropped (trim_code).
+    keep[i] False drops text node i, except white space: a mask that keeps the tokens of highlighted code
     (`<span>meta</span><span>:</span>\n  <span>id</span>`) but not the white-space nodes between
     them glued them into "meta:id:" (a 185-page docs site: every code block). One loop."""
     tags, texts, ends, skipped = dom.tag, dom.text, dom.end, dom.skipped
