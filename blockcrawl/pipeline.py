@@ -281,11 +281,11 @@ class SitePipeline:
             rec = record_block(dom, len(blocks))
             if rec is not None:
                 blocks = [*blocks, rec]
-        new = self._dedup(blocks)
+        new, dropped = self._dedup(blocks)
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title, heading=heading)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        res = PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds), info,
+        res = PageResult(url, title, text, new, chunks, dropped, "".join(mds), info,
                          revised=revised, model=model)
         if self._collect is dom:
             self._collect = None
@@ -358,12 +358,12 @@ class SitePipeline:
         md: the Markdown of the model's mask. 15 of 60 revised cleanportaleval pages, 58 of 362
         msv pages take this path."""
         r = f.result
-        new = self._dedup(f.blocks)
+        new, dropped = self._dedup(f.blocks)
         chunks = r.chunks if [b.hash for b in new] == [b.hash for b in r.blocks] else \
             chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=r.title,
                          heading=page_heading(f.dom))
         info = replace(r.info, cluster=cluster) if r.info is not None else None
-        return PageResult(r.url, r.title, r.text, new, chunks, len(f.blocks) - len(new), md, info)
+        return PageResult(r.url, r.title, r.text, new, chunks, dropped, md, info)
 
     def finish(self, *, markdown: bool = False, images: bool = False) -> PageResult | None:
         """The site has no more pages for now (the crawl ended, or the site was idle): a site
@@ -394,18 +394,20 @@ class SitePipeline:
         if self.mode in ("plain", "text"):
             chunks = chunk_plain(text, url, self.chunk_size, self.overlap, self.tokenizer) if self.mode == "plain" else []
             return PageResult(url, title, text, chunks=chunks, markdown=md)
-        new = self._dedup(blocks)
+        new, dropped = self._dedup(blocks)
         chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
-        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), md)
+        return PageResult(url, title, text, new, chunks, dropped, md)
 
-    def _dedup(self, blocks: list[Block]) -> list[Block]:
-        """The blocks the site has not seen in their place (chunk.dedup); a page's record block
-        (extraction.records) is left out when its other new blocks already hold every one of its
-        facts, label and value on one line (the selector kept the details box, and it is new)."""
+    def _dedup(self, blocks: list[Block]) -> tuple[list[Block], int]:
+        """(the blocks the site has not seen in their place (chunk.dedup), how many it had); a
+        page's record block (extraction.records) is also left out, not counted as seen, when one
+        of its other new blocks holds every one of its facts (the selector kept the details box,
+        and it is new)."""
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
+        dropped = len(blocks) - len(new)
         if new and new[-1].kind == RECORD_KIND and said_elsewhere(new[-1], new[:-1]):
             new = new[:-1]
-        return new
+        return new, dropped
 
 
 __all__ = ["DEFAULTS", "DEFAULT_MAX_BYTES", "MODES", "PageResult", "PipelineConfig", "SitePipeline", "blocks_text",

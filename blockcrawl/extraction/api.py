@@ -127,9 +127,8 @@ def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool =
     selected, the page's JSON-LD articleBody, whatever the algorithm, then the page's record
     block (extraction.records: its facts behind its name) unless those blocks already say each
     fact. The text is blocks_text without the context heading and the record: what the selector
-    kept. markdown: a list to append the main
-    content's Markdown to (extraction.markdown, same mask, images as ![alt](src) if asked; the
-    articleBody when that is used)."""
+    kept. markdown: a list to append the main content's Markdown to (extraction.markdown, same
+    mask, images as ![alt](src) if asked; the articleBody when that is used)."""
     if not len(dom):
         return [], ""
     mask, context = main_mask(dom, algorithm, keep, selector)
