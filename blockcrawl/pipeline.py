@@ -29,6 +29,8 @@ from .errors import ConfigError
 from .extraction import dom_text
 from .extraction.api import DEFAULT_ALGORITHM, DEFAULT_MAX_BYTES, blocks_text, main_content, raw_body
 from .extraction.blocks import blocks_from_dom
+from .extraction.records import KIND as RECORD_KIND
+from .extraction.records import page_heading, record_block, said_elsewhere
 from .extraction.registry import Selector, get, validate
 from .parse import Dom, load
 from .records import Block, Chunk, PageInfo
@@ -272,11 +274,18 @@ class SitePipeline:
         info = page_info(dom, text, cluster, memo) if self.mode == "main" else None
         if info is not None and self.config.only_articles and info.kind != "article":
             blocks = []
-        new = list(self.deduper.filter(blocks)) if self.deduper else blocks
-        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
+        heading = page_heading(dom)
+        if blocks and blocks[-1].kind != RECORD_KIND:
+            # the record main_content left out as said by the page's blocks: the site dedup may
+            # drop those lines (the same "Publisher:" row on every book of that publisher)
+            rec = record_block(dom, len(blocks))
+            if rec is not None:
+                blocks = [*blocks, rec]
+        new, dropped = self._dedup(blocks)
+        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title, heading=heading)
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
-        res = PageResult(url, title, text, new, chunks, len(blocks) - len(new), "".join(mds), info,
+        res = PageResult(url, title, text, new, chunks, dropped, "".join(mds), info,
                          revised=revised, model=model)
         if self._collect is dom:
             self._collect = None
@@ -349,11 +358,12 @@ class SitePipeline:
         md: the Markdown of the model's mask. 15 of 60 revised cleanportaleval pages, 58 of 362
         msv pages take this path."""
         r = f.result
-        new = list(self.deduper.filter(f.blocks)) if self.deduper else f.blocks
+        new, dropped = self._dedup(f.blocks)
         chunks = r.chunks if [b.hash for b in new] == [b.hash for b in r.blocks] else \
-            chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=r.title)
+            chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=r.title,
+                         heading=page_heading(f.dom))
         info = replace(r.info, cluster=cluster) if r.info is not None else None
-        return PageResult(r.url, r.title, r.text, new, chunks, len(f.blocks) - len(new), md, info)
+        return PageResult(r.url, r.title, r.text, new, chunks, dropped, md, info)
 
     def finish(self, *, markdown: bool = False, images: bool = False) -> PageResult | None:
         """The site has no more pages for now (the crawl ended, or the site was idle): a site
@@ -384,9 +394,20 @@ class SitePipeline:
         if self.mode in ("plain", "text"):
             chunks = chunk_plain(text, url, self.chunk_size, self.overlap, self.tokenizer) if self.mode == "plain" else []
             return PageResult(url, title, text, chunks=chunks, markdown=md)
+        new, dropped = self._dedup(blocks)
+        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title)
+        return PageResult(url, title, text, new, chunks, dropped, md)
+
+    def _dedup(self, blocks: list[Block]) -> tuple[list[Block], int]:
+        """(the blocks the site has not seen in their place (chunk.dedup), how many it had); a
+        page's record block (extraction.records) is also left out, not counted as seen, when one
+        of its other new blocks holds every one of its facts (the selector kept the details box,
+        and it is new)."""
         new = list(self.deduper.filter(blocks)) if self.deduper else blocks
-        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer)
-        return PageResult(url, title, text, new, chunks, len(blocks) - len(new), md)
+        dropped = len(blocks) - len(new)
+        if new and new[-1].kind == RECORD_KIND and said_elsewhere(new[-1], new[:-1]):
+            new = new[:-1]
+        return new, dropped
 
 
 __all__ = ["DEFAULTS", "DEFAULT_MAX_BYTES", "MODES", "PageResult", "PipelineConfig", "SitePipeline", "blocks_text",

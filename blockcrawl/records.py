@@ -16,7 +16,8 @@ class Block:
     position: int  # order of the block on its page
     url: str | None
     hash: str  # hash of the normalised text, the exact-duplicate key
-    # "text"; "heading" for a heading whose section holds only sub-blocks; "table" for a data table
+    # "text"; "heading" for a heading whose section holds only sub-blocks; "record" for the page's facts
+    # (extraction.records: "Name — Label: value | ..."); "table" for a data table
     # (body: header line, then one line per row, cells joined by " | "); "infobox" for a key/value
     # table (body: one "key: value" line per row)
     kind: str = "text"

@@ -189,9 +189,8 @@ def test_bad_status_line_is_one_line():
 
 @pytest.mark.slow
 def test_url_fetch_has_a_total_timeout():
-    """A server trickling a byte every 0.1 s was read for as long as it liked (61 s, exit 0)."""
-    import time
-
+    """A server trickling a byte every 0.1 s was read for as long as it liked (61 s, exit 0). The
+    server trickles until the command has ended, so "timed out" can only be --timeout's doing."""
     def trickle(c, stop):
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<p>")
         while not stop.wait(0.1):
@@ -204,13 +203,10 @@ def test_url_fetch_has_a_total_timeout():
 
     for handler in (trickle, trickle_headers):
         srv = _RawServer(handler)
-        t0 = time.monotonic()
         try:
             r = run("extract", f"http://127.0.0.1:{srv.port}/", "--mode", "text", "--timeout", "1.5")
         finally:
             srv.close()
-        took = time.monotonic() - t0
         err = r.stderr.decode()
         assert r.returncode == 1 and "timed out" in err and len(err.strip().splitlines()) == 1, err
-        assert took < 15, took  # interpreter start-up included
 

@@ -302,9 +302,14 @@ def test_workers_die_with_a_crawler_killed_during_their_start_up(tmp_path):
             os.kill(p.pid, signal.SIGKILL)
             p.wait()
             markers.append(marker)
-        time.sleep(5)  # after the last kill (the earlier crawls had longer); before: alive for good
-        for marker in markers:
-            survivors.update(_marked(marker))
+        # the orphans go on their own (before: alive for good); waited for, not timed: the 60 s
+        # are a guard against a hang, a loaded machine only makes the wait longer
+        deadline = time.monotonic() + 60
+        while True:
+            survivors = {pid: cmd for marker in markers for pid, cmd in _marked(marker).items()}
+            if not survivors or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
     finally:
         site.stop()
         for pid in survivors:

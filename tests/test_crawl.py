@@ -172,9 +172,10 @@ def test_politeness_delay_per_host_not_across_hosts(tmp_path):
         assert len(a.hits) == 9 and len(b.hits) == 9
         assert min(gaps(a.hits)) >= 0.2
         assert min(gaps(b.hits)) >= 0.4
-        merged = sorted([(h.t, "a") for h in a.hits] + [(h.t, "b") for h in b.hits])
-        cross = [t2 - t1 for (t1, s1), (t2, s2) in zip(merged, merged[1:]) if s1 != s2]
-        assert min(cross) < 0.1  # the two hosts were crawled side by side
+        # the two hosts were crawled side by side: their requests interleave (one after the
+        # other would switch hosts once; side by side ~9 times: a's 9 fit in b's first 5)
+        merged = [s for _, s in sorted([(h.t, "a") for h in a.hits] + [(h.t, "b") for h in b.hits])]
+        assert sum(x != y for x, y in zip(merged, merged[1:])) >= 4, merged
     finally:
         a.stop(), b.stop()
 
@@ -358,10 +359,13 @@ def test_redirect_chain_limit_max_time_user_agent(site, tmp_path):
     _, store = run([site.origin + "/hop0.html"], tmp_path, "r.db", max_redirects=3)
     assert frontier(store)[site.origin + "/hop3.html"][2] == "too many redirects"
     assert "/hop4.html" not in site.paths() and "/hop3.html" in site.paths()
-    t0 = time.monotonic()
+    site.hits.clear()
     stats, store = run(site, tmp_path, max_time=1.0, concurrency=2, per_host=2,
                        user_agent="testbot/2.0 (+mailto:ops@example.org)")
-    assert time.monotonic() - t0 < 3.0 and stats.stopped == "stopped: time limit"
+    assert stats.stopped == "stopped: time limit"
+    # 39 pages of 0.3 s two at a time need 5.9 s: the limit ended the crawl, not the last page
+    # (the seconds themselves are tested on the fake clock: test_engine.py::test_max_time_on_the_fake_clock)
+    assert sum(p.startswith("/slow") for p in site.paths()) < 39
     f = frontier(store)
     assert "testbot/2.0 (+mailto:ops@example.org)" in {h.ua for h in site.hits}
     # interrupted by the time limit: the rest is still queued for --resume, nothing in flight

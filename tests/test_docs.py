@@ -119,3 +119,59 @@ def test_docs_name_no_private_material() -> None:
         if re.search(r"\bseeds? \d{3}\b|\bissue \d+\b", text):
             bad.append(f"{page.relative_to(ROOT)}: seed/issue reference")
     assert not bad, "\n".join(bad)
+
+
+def _section(path: Path, heading: str) -> str:
+    """The text under `## heading` of path, up to the next heading of the same or a higher level."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == heading)
+    level = len(heading) - len(heading.lstrip("#"))
+    end = next((i for i in range(start + 1, len(lines))
+                if (m := _HEADING.match(lines[i])) and len(m.group(1)) <= level), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def test_every_crawl_config_field_is_documented() -> None:
+    """docs/crawling.md ("Python") names every CrawlConfig field: the list went stale twice."""
+    from dataclasses import fields
+
+    from blockcrawl.crawl.config import CrawlConfig
+
+    text = _section(ROOT / "docs" / "crawling.md", "## Python")
+    missing = [f.name for f in fields(CrawlConfig) if f"`{f.name}`" not in text]
+    assert not missing, f"CrawlConfig fields not in docs/crawling.md#python: {missing}"
+
+
+def test_every_crawl_module_is_in_the_module_table() -> None:
+    text = _section(ROOT / "docs" / "crawling.md", "## Modules")
+    rows = {m for line in text.splitlines() if line.startswith("|") for m in re.findall(r"`([\w/]+\.py)`", line)}
+    modules = {p.name for p in (ROOT / "blockcrawl" / "crawl").glob("*.py")}
+    assert modules - rows == set(), f"blockcrawl/crawl modules missing from docs/crawling.md#modules: {modules - rows}"
+    assert rows - modules == set(), f"docs/crawling.md#modules names modules that do not exist: {rows - modules}"
+
+
+def test_readme_lists_every_builtin_algorithm() -> None:
+    from blockcrawl.extraction.registry import ALGORITHMS
+
+    row = next(line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `--algorithm NAME` | `auto` | main-content algorithm for `--mode main`"))
+    missing = [name for name in ALGORITHMS if f"`{name}`" not in row]
+    assert not missing, f"README's extract --algorithm row lacks {missing}"
+
+
+def test_architecture_is_short() -> None:
+    n = len((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines())
+    assert n <= 150, f"docs/architecture.md has {n} lines: it is the map, the details live in the other pages"
+
+
+def test_every_benchmark_section_names_its_command() -> None:
+    """docs/benchmarks.md is the current tables, each with the command that reproduces it: every
+    `## ` section that holds a table also names a script of bench/ or tests/ (or a command)."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    bad = []
+    for part in re.split(r"^## ", text, flags=re.M)[1:]:
+        title, _, body = part.partition("\n")
+        if "\n|---" in body or "\n| ---" in body:
+            if not re.search(r"(bench|tests)/\w+\.py|blockcrawl \w+", body):
+                bad.append(title)
+    assert not bad, f"benchmark sections without a command: {bad}"

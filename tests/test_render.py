@@ -12,7 +12,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from blockcrawl.crawl.appshell import measure
 from blockcrawl.crawl.render import chromium_path, unavailable
 
 from .crawlsite import Route, Site, page
+from .scaling import growth
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_chromium = pytest.mark.skipif(unavailable() is not None, reason=f"no rendering here: {unavailable()}")
@@ -64,9 +64,8 @@ def test_mount_measured_by_its_own_nesting():
 def test_measure_is_linear_on_hostile_pages():
     """Unclosed tags, raw-text elements and noscripts by the hundred thousand: each scanned once."""
     for unit in ("<a ", "<script>", "<noscript>", '<div id="root">', "<", "</div>"):
-        t = time.perf_counter()
-        measure(unit * 100_000, None)
-        assert time.perf_counter() - t < 2.0, unit
+        ratio = growth(lambda html: measure(html, None), unit * 25_000, unit * 100_000)
+        assert ratio < 8, (unit, ratio)  # linear 4x, quadratic 16x (tests/scaling.py)
 
 
 # ------------------------------------------------------------------ the SPA site
@@ -220,10 +219,8 @@ def test_subrequests_obey_robots_and_a_stalled_api_does_not_stall_the_crawl(tmp_
     site = Site(r).start()
     try:
         db = tmp_path / "r.db"
-        t0 = time.monotonic()
         p = _crawl(site, db, "--render", "always", "--timeout", "1")  # a render may take 2 s
         assert p.returncode == 0, p.stderr
-        assert time.monotonic() - t0 < 60
         texts = _stored_text(db)
         assert "/api/delta.json" not in site.paths()  # refused by robots.txt, like a page would be
         assert "delta river" not in texts.get(site.origin + "/delta", "")
@@ -253,19 +250,18 @@ def test_each_subrequest_passes_the_gate_and_a_polling_page_is_capped():
     async def gate() -> None:
         gates.append("g")
 
-    async def main() -> tuple[list[bytes | None], RenderCounts, float]:
+    async def main() -> tuple[list[bytes | None], RenderCounts, str]:
         counts = RenderCounts()
         async with RenderingFetcher(AiohttpFetcher("blockcrawl/test"), "auto", timeout=20.0, stats=counts) as f:
-            t = time.monotonic()
             poll_res = await f.get(site.origin + "/poll", accept=("text/html",), gate=gate)
-            took = time.monotonic() - t
             res = await f.get(site.origin + "/", accept=("text/html",), gate=gate)
-        return [poll_res.body, res.body], counts, took
+        return [poll_res.body, res.body], counts, poll_res.detail
 
     try:
-        (poll_body, home), counts, took = asyncio.run(main())
+        (poll_body, home), counts, detail = asyncio.run(main())
         assert poll_body is not None and b"polled" in poll_body
-        assert took < 10  # the cap of subrequests ends the page, not the 20 s limit
+        # the cap of subrequests ends the page, not the 20 s limit (which would say "time limit")
+        assert detail.startswith("rendered: ") and "time limit" not in detail, detail
         ticks = sum(p.startswith("/api/tick.json") for p in site.paths())
         assert ticks == MAX_SUBREQUESTS
         assert home is not None and b"home river" in home

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -163,6 +164,11 @@ def test_http_filters_paging_and_context(fast):
     status, body = api(base, q="bread", mode="keyword", url_prefix="http://site.test/cooking", context="block")
     assert status == 200 and {h["url"] for h in body["hits"]} == {"http://site.test/cooking"}
     assert all(h["context"] for h in body["hits"]) and body["context"] == "block"
+    status, body = api(base, q="bread", mode="keyword", context_tokens="300", k=1)
+    assert status == 200 and body["context_tokens"] == 300 and "Bread" in body["hits"][0]["context"]
+    for bad in ("3", "lots", "-5", "9999"):
+        status, body = api(base, q="bread", mode="keyword", context_tokens=bad)
+        assert status == 400 and body["error"].startswith("context_tokens must be a number of tokens"), (bad, body)
     status, body = api(base, q="bread", mode="hybrid", site="nowhere.test")
     assert status == 200 and body["hits"] == []  # a filter that matches nothing: no hits, no error
     status, whole = api(base, q="country", mode="keyword", k=4, per_page=0)
@@ -207,10 +213,11 @@ def dump_dom(url: str) -> str:
 def test_page_in_browser(server):
     # the page runs under its strict CSP (hashed script and style, Trusted Types): it must still work
     dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "how do I bake a loaf at home", "k": 3}))
-    first = dom.index('class="hit"')
-    hit = dom[first:dom.index('class="hit"', first + 1)]
-    assert "<span>Recipes</span><span>Bread</span>" in hit  # heading path as breadcrumb
-    assert 'href="http://site.test/cooking"' in hit and "Kitchen notes" in hit  # link to the source
+    first = dom.index('class="group"')
+    group = dom[first:dom.index('class="hit"', dom.index('class="hit"', first) + 1)]  # title and first hit
+    assert "<span>Recipes</span><span>Bread</span>" in group  # heading path as breadcrumb
+    assert 'href="http://site.test/cooking"' in group and "Kitchen notes" in group  # link to the source
+    assert "<cite>http://site.test/cooking</cite>" in group  # and its address, shown
     assert dom.count('class="hit"') == 3 and "3 hits" in dom
     # page text is shown as text, never run as markup
     dom = dump_dom(server + "/?" + urllib.parse.urlencode({"q": "show a tag as plain text with entities", "k": 1}))
@@ -336,19 +343,25 @@ def test_unread_body_is_not_a_request(fast):
 
 
 def test_keep_alive_is_fast(fast):
-    """200 sequential requests on one connection; the old server took 44 ms each (Nagle against
-    delayed ACK), against 2.5 ms on a new connection."""
+    """Sequential requests on one connection against the same requests each on a new connection,
+    interleaved: the old server took 44 ms a request on a kept-alive connection (Nagle against
+    delayed ACK), against 2.5 ms on a new one. Now the kept-alive one is no slower (a ratio of
+    two measurements in the same run, not a number of milliseconds: tests/scaling.py)."""
     conn = http.client.HTTPConnection(*fast.server_address, timeout=10)
-    times = []
-    for i in range(200):
-        t0 = time.perf_counter()
-        conn.request("GET", f"/api/search?q=bread+{i}&k=3&mode=keyword")
-        r = conn.getresponse()
-        r.read()
-        times.append(time.perf_counter() - t0)
-        assert r.status == 200 and not r.will_close
+    kept, fresh = [], []
+    for i in range(100):
+        for times, c in ((kept, conn), (fresh, http.client.HTTPConnection(*fast.server_address, timeout=10))):
+            t0 = time.perf_counter()
+            c.request("GET", f"/api/search?q=bread+{i}&k=3&mode=keyword")
+            r = c.getresponse()
+            r.read()
+            times.append(time.perf_counter() - t0)
+            assert r.status == 200 and not r.will_close
+            if c is not conn:
+                c.close()
     conn.close()
-    assert np.percentile(times, 50) < 0.010, np.percentile(times, [50, 90, 99])
+    assert np.percentile(kept, 50) < 2 * np.percentile(fresh, 50), (np.percentile(kept, [50, 90]),
+                                                                    np.percentile(fresh, [50, 90]))
 
 
 def count_threads() -> int:
@@ -380,25 +393,25 @@ def test_slow_and_large_heads(hashed_store):
     srv, _ = start(hashed_store, embedder=HashEmbedder(), access_log=False,
                    limits=Limits(head_timeout=0.5, keep_alive=0.3))
     try:
+        # (no upper bounds in seconds: a 408 comes from the head timer only; the client's 10 s
+        # socket timeout is a guard against a hang, the default head_timeout being 10 s)
         t0 = time.perf_counter()
         assert raw(srv, b"").startswith(b"HTTP/1.1 408 ")  # connects, says nothing
-        assert time.perf_counter() - t0 < 3
+        assert time.perf_counter() - t0 >= 0.45  # not before its time (less a timer tick)
         with socket.create_connection(srv.server_address, timeout=10) as s:  # slowloris
-            t0 = time.perf_counter()
             s.sendall(b"GET / HTTP/1.1\r\n")
             with pytest.raises((BrokenPipeError, ConnectionResetError)):
-                for _ in range(100):
+                for _ in range(100):  # a header line every 50 ms or more: cut well before the 100th
                     s.sendall(b"X-a: b\r\n")
                     time.sleep(0.05)
-            assert time.perf_counter() - t0 < 3
-        # an idle keep-alive connection is closed after keep_alive
+        # an idle keep-alive connection is closed after keep_alive (recv gives b"": the server closed it)
         with socket.create_connection(srv.server_address, timeout=10) as s:
             s.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
             t0 = time.perf_counter()
             out = b""
             while chunk := s.recv(65536):
                 out += chunk
-            assert out.startswith(b"HTTP/1.1 404 ") and time.perf_counter() - t0 < 3
+            assert out.startswith(b"HTTP/1.1 404 ") and time.perf_counter() - t0 >= 0.25
         out = raw(srv, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
         assert out.startswith(b"HTTP/1.1 431 ")
     finally:
@@ -463,3 +476,38 @@ def test_load(hashed_store):
     stats = json.loads(r.stdout)
     assert stats["errors"] == 0 and stats["ok"] == 2000, stats
     assert stats["p99_ms"] < 4 * stats["p50_ms"], stats
+
+
+# ---- what the server must not tell (issue 23, item 7) ------------------------------------------------
+
+def test_no_redirect_from_a_forged_host(fast):
+    """/api/search/ was a 307 to http://<the request's Host>/api/search, without the security headers."""
+    for path in ("/api/search/?q=bread&mode=keyword", "/index.html/", "/nope/", "//evil.example/"):
+        conn = http.client.HTTPConnection(*fast.server_address, timeout=10)
+        conn.request("GET", path, headers={"Host": "evil.example"})
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        assert r.status == 404 and r.getheader("Location") is None, (path, r.status, r.getheaders())
+        assert b"evil.example" not in body or path.startswith("//")  # the path is echoed, never the Host
+        assert r.getheader("X-Content-Type-Options") == "nosniff" and r.getheader("Content-Security-Policy")
+
+
+def test_errors_do_not_tell_where_the_store_lives(tmp_path):
+    path = tmp_path / "private-dir" / "site.db"
+    path.parent.mkdir()
+    fill(path, PAGES)
+    build_index(path, embedder=HashEmbedder())
+    srv, base = start(path, embedder=HashEmbedder(), access_log=False)
+    try:
+        with sqlite3.connect(path) as db:  # the keyword index damaged under the running server
+            db.execute("DROP TABLE chunks_fts_data")
+        status, body = api(base, q="bread", mode="keyword")
+        assert status == 500 and "site.db" in body["error"], body  # says which store, not where
+        assert str(tmp_path) not in json.dumps(body) and "private-dir" not in json.dumps(body)
+        with sqlite3.connect(path) as db:  # and the index's record gone: 503, no path either
+            db.execute("DELETE FROM index_meta")
+        status, body = api(base, q="bread", mode="keyword")
+        assert status == 503 and "never indexed" in body["error"] and "private-dir" not in json.dumps(body), body
+    finally:
+        stop(srv)

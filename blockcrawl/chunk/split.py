@@ -234,20 +234,28 @@ TABLE_KINDS = frozenset({"table", "infobox"})
 CONTEXT_SEP = " > "
 
 
-def chunk_context(title: str, block: Block) -> str:
+def chunk_context(title: str, block: Block, heading: str = "") -> str:
     """What a chunk of block lacks to stand alone: the page title and the headings above the one
     its text's prefix shows (the prefix shows the last heading, or the whole path with
     full_path). The title is left out when the first heading repeats it (the article's h1):
     "Mischa Barton > Filmography" for a chunk reading "Film: Year: 1999 | ...".
     The title is whitespace-normalised; the site name after it ("- Wikipedia") is kept, it costs
-    a few tokens and cutting it needs a guess per site."""
+    a few tokens and cutting it needs a guess per site.
+    heading: the page's own heading (its h1), added after the title when neither the title nor
+    the headings say it: a spec page's h1 in a <header> labels none of its sections, and its
+    chunks under "Format specification in YAML" said neither the title nor "ZIP"."""
     path = block.heading_path
     prefix = block.text[: len(block.text) - len(block.body)] if block.text.endswith(block.body) else ""
     shown_all = bool(path) and prefix.startswith(CONTEXT_SEP.join(path))
     parts = [] if shown_all else list(path[:-1])
     title = " ".join(title.split())
+    lead = 0
     if title and not (path and path[0].lower() in title.lower()):
         parts.insert(0, title)
+        lead = 1
+    heading = " ".join(heading.split())
+    if heading and heading.lower() not in (CONTEXT_SEP.join(parts) + " " + prefix + " " + title).lower():
+        parts.insert(lead, heading)
     return CONTEXT_SEP.join(parts)
 
 
@@ -275,18 +283,18 @@ def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, ov
 
 
 def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
-                 tokenizer: Tokenizer | None = None, title: str = "") -> list[Chunk]:
+                 tokenizer: Tokenizer | None = None, title: str = "", heading: str = "") -> list[Chunk]:
     """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
     carries the block's heading prefix so it reads on its own, and its context (chunk_context:
-    title and outer headings) for the embedding; size bounds the two together (n_tokens counts
-    the text alone, as before).
+    title, the page's heading if they do not say it, and outer headings) for the embedding;
+    size bounds the two together (n_tokens counts the text alone, as before).
     A table's chunks are its rows packed whole (Block.rows), each chunk behind the table's
     heading and caption."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
     # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
     prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
-    contexts = [chunk_context(title, b) for b in blocks]
+    contexts = [chunk_context(title, b, heading) for b in blocks]
     nb = len(blocks)
     table_rows = [r for b in blocks if b.kind in TABLE_KINDS and b.rows for r in b.rows]
     # Tokens per word of every body, prefix, context (with its " >") and table row in one call.

@@ -181,6 +181,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--workers", type=_positive(int), default=None, metavar="N",
                    help="processes that parse and chunk pages (default: the CPU count, at most 4; "
                         "0: a thread of the crawler process)")
+    g.add_argument("--analysis-timeout", type=_positive(float), default=D.analysis_timeout, metavar="S",
+                   help="seconds one page's analysis may take in a worker process; past it the worker is "
+                        "replaced and the page recorded as failed 'too complex' (default %(default)g)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log retries and failures (-vv: debug)")
     p.set_defaults(func=run)
@@ -243,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
             resume=args.resume, progress=not args.no_progress, workers=workers,
+            analysis_timeout=args.analysis_timeout,
             credentials=credentials, feeds=not args.no_feeds, follow_nofollow=args.follow_nofollow,
             recrawl=args.recrawl, max_age=args.max_age, render=args.render, only_articles=args.only_articles,
             frontier=args.frontier, worker_id=args.worker_id, lease_seconds=args.lease_seconds,

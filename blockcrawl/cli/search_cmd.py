@@ -14,6 +14,7 @@ EXAMPLES = """examples:
   blockcrawl search --store site.db "install" --site docs.example.com --per-page 1
   blockcrawl search --store site.db "install" --url-prefix https://example.com/guide/ --offset 10
   blockcrawl search --store site.db "rate limits" -k 3 --context block --json   # for an LLM prompt
+  blockcrawl search --store site.db "who won in 1961" -k 5 --context-tokens 300  # rows around each row
   blockcrawl search --store news.db "election" --kind article --lang en --since 2024-03-01
 
 modes: hybrid (default) fuses the vector and keyword rankings by reciprocal rank fusion (k=60);
@@ -46,6 +47,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="at most N hits from one web page (default 3; 0 = no limit)")
     p.add_argument("--context", metavar="block|N",
                    help="also print the hit's whole block, or N (1-5) neighbouring chunks either side")
+    p.add_argument("--context-tokens", type=int, metavar="N",
+                   help="bound the context to N tokens (16-8000), grown from the hit outward: its block's "
+                        "rows or paragraph first, then the rest of its page (with --context, within that)")
     p.add_argument("--json", action="store_true", help="JSON Lines, one hit per line")
     p.set_defaults(func=run)
 
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ..store import open_store
 
     opts = SearchOptions(args.k, args.mode, args.site, args.url_prefix, args.offset, args.per_page, args.context,
-                         args.kind, args.lang, args.since)
+                         args.kind, args.lang, args.since, args.context_tokens)
     try:
         with open_store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
             hits = search(store, args.query, options=opts)

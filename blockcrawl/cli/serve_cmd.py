@@ -9,9 +9,11 @@ EXAMPLES = """examples:
   blockcrawl serve --store site.db --port 0         any free port (printed on stderr)
   curl 'http://127.0.0.1:8000/api/search?q=geography+of+Germany&k=3&mode=hybrid'
 
-API: GET /api/search?q=TEXT&k=1..100&mode=hybrid|vector|keyword -> {"hits": [{score, url,
-heading_path, text, title, chunk_id, vector_rank, keyword_rank}]}; bad input -> 400 {"error": ...};
-busy (more than --threads searches running and 64 waiting) -> 503 with Retry-After.
+API: GET /api/search?q=TEXT&k=1..100&mode=hybrid|vector|keyword (and site, url_prefix, kind, lang,
+since, offset, per_page, context, context_tokens as in 'blockcrawl search') -> {"hits": [{score, url,
+heading_path, text, title, chunk_id, rank, snippet, highlights, context, ...}]}; bad input -> 400
+{"error": ...}; busy (more than --threads searches running and 64 waiting) -> 503 with Retry-After.
+The page at / has the same filters, paging, and the query's words highlighted.
 """
 
 

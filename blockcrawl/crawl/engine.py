@@ -1,26 +1,20 @@
 """The crawl engine: one asyncio loop that starts fetches and records what the decisions make of
-them. Fetches run concurrently; the rest runs in the loop's thread (the store has one writer).
+them (fetches run concurrently; the rest in the loop's thread, so the store has one writer).
 
-    seeds -> seeding (fresh, resume, recrawl)                     -> SeedPlan
-          -> Scheduler (per-host queues, robots.txt rules, slots, delays, delayed retries)
-          -> Fetcher.get(gate=...)                                 (fetch.py, memfetch.py)
-          -> triage (retry, skip, fail, unchanged, gone)           -> Outcome, or
-             redirect:  admission.Admission.redirect               -> Redirected / Failed
-             page:      pagestep.PageStep.take (Analyzer off the loop) -> Stored / NotStored / ...
-             list:      discovery.Discovery.read_list              -> ListRead
-          -> Recorder.apply (record.py): the one writer of the frontier, stats, budget and store.
-    Listeners (progress.TqdmProgress) are told of each page. Nothing is fatal. Time comes from an
-    injected clock (clock.SystemClock; clock.FakeClock in tests).
+    Scheduler.take -> Fetcher.get -> Recorder.apply(Answered) -> PageStep.outcome (triage.py, then
+    admission.py, pagestep.py or discovery.py) -> Recorder.apply(outcome), the one writer of the
+    frontier, stats, budget and store. docs/crawling.md has the components; time is a Clock.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Sequence
-from contextlib import suppress
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
+from ..errors import StoreError
 from ..pipeline import PipelineConfig
 from ..store import AnyStore  # either backend (SQLite file, PostgreSQL)
 from . import setup
@@ -30,30 +24,26 @@ from .config import CrawlConfig, CrawlStats
 from .frontier import Item
 from .health import HostHealth
 from .outcome import Answered, Claimed, Failed, FailKind, Launched, Requeued, Skipped, SkipReason
+from .pacing import CLAIM_INTERVAL, STOP_GRACE, may_launch, nap, wait_time
 from .politeness import Scheduler
 from .process import crawl_spec
 from .protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, SharedFrontier
 from .record import Recorder
 from .robots import agent_token
-from .seeding import conditional
+from .seeding import conditional_get
 from .sitemodels import SWEEP_INTERVAL
 from .urls import Resolver
 
 log = logging.getLogger("blockcrawl.crawl")
 
-MAX_BACKLOG_FACTOR = 4  # fetched pages waiting for analysis: at most this many times --concurrency ...
-MAX_BACKLOG_BYTES = 256 * 1024 * 1024  # ... holding at most this many body bytes
-STOP_GRACE = 1.0  # seconds in-flight work may finish after --max-time or Ctrl-C before it is cancelled
-CLAIM_INTERVAL = 0.5  # shared frontier: seconds between claim() calls (lease renewal, other workers' links)
 
 
 class Crawler:
     def __init__(self, store: AnyStore, config: CrawlConfig, spec: PipelineConfig | None = None, *,
                  fetcher: Fetcher | None = None, frontier: Frontier | None = None, clock: Clock | None = None,
                  analyzer: Analyzer | None = None, listeners: Sequence[CrawlListener] | None = None) -> None:
-        """fetcher, frontier, clock, analyzer: injected components (protocols.py); by default the
-        aiohttp fetcher, the store's frontier (or the shared one config.frontier names), the system
-        clock and the page analyser of `spec`. listeners: default a progress bar when config.progress."""
+        """Injected components (protocols.py); by default the aiohttp fetcher, the store's frontier (or
+        the shared one config.frontier names), the system clock, `spec`'s analyser, a progress bar."""
         self.store, self.cfg, self.clock = store, config, clock or SystemClock()
         self.spec = crawl_spec(config, spec)
         self.stats = CrawlStats()
@@ -66,27 +56,22 @@ class Crawler:
                             self.clock, only_articles=config.only_articles, health=HostHealth(config.backoff))
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
         self._inflight: set[asyncio.Task[None]] = set()  # requests and pages being analysed or stored
-        # Requests on the wire count against --concurrency; fetched pages waiting for a worker do not (a
-        # 5 MB page keeping a worker busy for seconds must not stall every host) but are bounded too.
-        self._fetching = self._backlog = self._backlog_bytes = 0
+        self._fetching = self._backlog = self._backlog_bytes = 0  # on the wire; fetched, not analysed
         self._wake = asyncio.Event()
         self._stopping: str | None = None  # why no new request starts
         self._stop_at = 0.0  # when the stop began (monotonic)
+        self._fatal: StoreError | None = None  # the store refused a write: the crawl stops with it
         self._stopped = "done"  # how the run ended (CrawlStats.stopped)
         self._last_commit = self._next_claim = 0.0
 
-    def _prepare(self) -> None:
-        """The seed plan, the URL policy of its seeds, and the sitemap bounds and link admission under it."""
+    # ------------------------------------------------------------------ main loop
+    async def run(self) -> CrawlStats:
+        t0 = self.clock.monotonic()  # the seed plan, the URL policy of its seeds, sitemap bounds, admission
         plan = setup.seed_plan(self.cfg, self.frontier, self._shared, self.store, self.clock.time())
         self.policy, self.sitemaps = setup.make_policy_for(self.cfg, plan.seeds)
         self.admission = Admission(self.known, self.policy, self.resolver, self.sched.blocks, self.cfg.max_redirects)
         self.rec.apply(None, None, plan)
         self.store.commit()
-
-    # ------------------------------------------------------------------ main loop
-    async def run(self) -> CrawlStats:
-        t0 = self.clock.monotonic()
-        self._prepare()
         ls = self._listeners
         self.rec.listeners = self._listeners = setup.default_listeners(self.cfg.progress) if ls is None else ls
         deadline = t0 + self.cfg.max_time if self.cfg.max_time else None
@@ -97,18 +82,40 @@ class Crawler:
                 if self._fetcher is None:
                     self._fetcher, tally = setup.make_fetcher(cfg, self.policy, self.sched)
                 self.fetcher: Fetcher = self._fetcher
-                async with self.fetcher:
+                async with self.fetcher, self._store_guard():
                     self.discovery, self.pages = setup.make_steps(
                         cfg, self.spec, self.fetcher, analyzer, self.sched, self.sitemaps, self.admission, self.known,
                         self.models, self.rec.baseline, self.store, self.clock, self._shared is not None, st.recrawl)
                     await self._loop(deadline)
         finally:
-            self.rec.finish(tally, self._stopped, self.clock.monotonic() - t0)
+            self.rec.finish(tally, self._stopped, self.clock.monotonic() - t0, after_error=self._fatal is not None)
             if self._shared is not None:
                 self._shared.release()
             for listener in self._listeners:
                 listener.close(st)
+        if self._fatal is not None:
+            raise self._fatal
         return st
+
+    @asynccontextmanager
+    async def _store_guard(self) -> AsyncIterator[None]:
+        """A store refusing a write stops the crawl; nothing runs on when the fetcher closes."""
+        try:
+            yield
+        except StoreError as e:
+            self._store_failed(e)
+        finally:
+            if self._inflight:
+                self._cancel_inflight()
+                await asyncio.gather(*self._inflight, return_exceptions=True)
+
+    def _store_failed(self, e: StoreError) -> None:
+        """Disk full, file read-only: stop at once, nothing in flight failed (--resume), one line."""
+        if self._fatal is None:
+            self._fatal = e
+            log.error("stopping: the store cannot be written: %s", e)
+        self._stopping = self._stopping or "store error"
+        self._cancel_inflight(but=asyncio.current_task())
 
     def stop(self, reason: str = "interrupted") -> None:
         """Graceful stop: no new requests; in-flight ones finish. A second call cancels them
@@ -120,16 +127,16 @@ class Crawler:
             self._cancel_inflight()
         self._wake.set()
 
-    def _cancel_inflight(self) -> None:
+    def _cancel_inflight(self, but: object = None) -> None:
         """Hard stop: in-flight work is cancelled, its URLs requeued (--resume), none failed."""
         for t in list(self._inflight):
-            t.cancel()
+            if t is not but:
+                t.cancel()
+        self._wake.set()
 
     def _may_launch(self) -> bool:
-        """Below --concurrency, the analysis backlog bounds and the --max-pages budget."""
-        return (self._fetching < self.cfg.concurrency and self._backlog < MAX_BACKLOG_FACTOR * self.cfg.concurrency
-                and self._backlog_bytes < MAX_BACKLOG_BYTES
-                and (self.cfg.max_pages is None or self.rec.started < self.cfg.max_pages))
+        c = self.cfg
+        return may_launch(self._fetching, self._backlog, self._backlog_bytes, c.concurrency, self.rec.started, c.max_pages)
 
     async def _loop(self, deadline: float | None) -> None:
         sched, clock, shared, models = self.sched, self.clock, self._shared, self.models
@@ -139,12 +146,9 @@ class Crawler:
                 self._stopping, self._stop_at = "time limit", now
             grace = self._stopping in ("time limit", "interrupted") and self._inflight
             if grace and now >= self._stop_at + STOP_GRACE:
-                # --max-time and Ctrl-C hold within a second whatever is in flight (a 14 s page, a slow server)
                 self._cancel_inflight()
-            mp = self.cfg.max_pages
-            if mp is not None and self.rec.started >= mp and not self._stopping:
-                if not self._inflight or self.stats.pages >= mp:
-                    self._stopping = "page limit"
+            if not self._stopping and self.rec.budget_spent(self.cfg.max_pages, bool(self._inflight)):
+                self._stopping = "page limit"
             if shared is not None and not self._stopping and now >= self._next_claim:
                 self._claim(shared)
             sched.due(shared.holds if shared is not None else None)
@@ -174,21 +178,12 @@ class Crawler:
                 models.next_sweep = now + SWEEP_INTERVAL
                 self._learn_sites(now)
             wt = sched.wake_time() if live and self._may_launch() else None  # else a finishing task wakes us
-            mono, due = clock.monotonic(), sched.next_due()
-            waits = [t - mono for t in (self._next_claim if live and shared is not None else None,
-                                        models.next_sweep if live and models.idle_since else None,
-                                        wt, deadline if live else None) if t is not None]
-            if due is not None:
-                waits.append(due - clock.time())
-            if grace:
-                waits.append(self._stop_at + STOP_GRACE - mono)
+            timeout = wait_time(clock.monotonic(), clock.time(), (
+                self._next_claim if live and shared is not None else None,
+                models.next_sweep if live and models.idle_since else None, wt, deadline if live else None,
+                self._stop_at + STOP_GRACE if grace else None), sched.next_due())
             self._wake.clear()
-            timeout = min(waits) if waits else None
-            if timeout is not None and timeout <= 0:
-                await asyncio.sleep(0)
-            else:
-                with suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=None if timeout is None else max(timeout, 0.001))
+            await nap(self._wake, timeout)
 
     def _claim(self, shared: SharedFrontier) -> None:
         """Shared frontier: renew leases, take new work; a host no longer held is dropped (its owner has it)."""
@@ -225,19 +220,24 @@ class Crawler:
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._inflight.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("internal error: %r", task.exception(), exc_info=task.exception())
+        exc = None if task.cancelled() else task.exception()
+        if isinstance(exc, StoreError):
+            self._store_failed(exc)
+        elif exc is not None:
+            log.error("internal error: %r", exc, exc_info=exc)
         self._wake.set()
 
     def _commit(self, force: bool = False) -> None:
         now = self.clock.monotonic()
-        if force or now - self._last_commit >= self.cfg.commit_interval:
-            self.rec.commit()
+        if self._fatal is None and (force or now - self._last_commit >= self.cfg.commit_interval):
+            try:
+                self.rec.commit()
+            except StoreError as e:
+                self._store_failed(e)
             self._last_commit = now
 
     def _learn_sites(self, now: float | None) -> bool:
-        """Sites idle for the pipeline's learn_seconds (every site when now is None: the crawl is
-        over) learn their model on the pages they collected, one task a site; True when any did."""
+        """Idle sites (all when now is None) learn on the pages they collected; True when any did."""
         sites = self.models.idle(now)
         for site in sites:
             self._spawn(self._learn_site(site))
@@ -260,13 +260,8 @@ class Crawler:
     async def _fetch_item(self, host: str, it: Item) -> None:
         sched, page = self.sched, it.kind == "page"
         try:
-            accept = self.cfg.content_types if page else None
-            cond = conditional(self.rec.baseline.get(it.url)) if page and self.rec.baseline else None
-            if cond:
-                res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host),
-                                             headers=cond)
-            else:
-                res = await self.fetcher.get(it.target, accept=accept, gate=sched.gate(host), on_sent=sched.sent(host))
+            res = await conditional_get(self.fetcher, it, self.cfg.content_types if page else None, sched.gate(host),
+                                        sched.sent(host), self.rec.baseline.get(it.url) if page else None)
         except asyncio.CancelledError:
             self.rec.apply(it, None, Requeued())
             raise
@@ -283,9 +278,14 @@ class Crawler:
         except asyncio.CancelledError:
             self.rec.apply(it, None, Requeued())
             raise
+        except StoreError as e:  # the store is full or gone: the crawl stops, the URL is kept
+            return self._store_failed(e)
         except Exception as e:  # one bad page never stops the crawl (logged with its traceback)
             log.exception("processing %s failed", it.url)
-            self.rec.apply(it, res, Failed(FailKind.INTERNAL, "internal", f"{type(e).__name__}: {e}"))
+            try:
+                self.rec.apply(it, res, Failed(FailKind.INTERNAL, "internal", f"{type(e).__name__}: {e}"))
+            except StoreError as e2:
+                return self._store_failed(e2)
         finally:
             self._backlog -= 1
             self._backlog_bytes -= size

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from contextlib import suppress
 
+from ..errors import StoreError
 from ..store import AnyStore
 from . import outcome as o
 from .admission import Known
@@ -60,8 +62,9 @@ class Recorder:
             self.frontier.mark(it.url, IN_FLIGHT)
         elif isinstance(out, o.Answered):
             self._answered(it, r)
-        elif isinstance(out, o.Requeued):
-            self.frontier.mark(it.url, QUEUED)
+        elif isinstance(out, o.Requeued):  # if the store cannot take even that, the row stays in
+            with suppress(StoreError):  # flight, which --resume also queues again
+                self.frontier.mark(it.url, QUEUED)
         elif isinstance(out, o.Stored):
             self._stored(it, r, out)
         elif isinstance(out, o.NotStored):
@@ -175,6 +178,10 @@ class Recorder:
         if m is not None:  # a new model is written with the page it was learned on
             self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
 
+    def budget_spent(self, max_pages: int | None, inflight: bool) -> bool:
+        """--max-pages fetches started, and they are over (or the pages asked for are in)."""
+        return max_pages is not None and self.started >= max_pages and (not inflight or self.stats.pages >= max_pages)
+
     def commit(self) -> None:
         """Site model counts, then the store's transaction; a shared frontier's state changes go
         out after it (a page is stored before the frontier says it is done)."""
@@ -184,12 +191,18 @@ class Recorder:
         if self.shared is not None:
             self.shared.flush()
 
-    def finish(self, renders: RenderTally | None, stopped: str, elapsed: float) -> None:
-        """The end of the run: the last commit; how it ended, and the rendering fetcher's counts."""
+    def finish(self, renders: RenderTally | None, stopped: str, elapsed: float, after_error: bool) -> None:
+        """The end of the run: the last commit (after_error: the store already refused a write, so
+        this one may fail too); how it ended, and the rendering fetcher's counts."""
         self.stats.stopped, self.stats.elapsed = stopped, elapsed
-        for site, m in self.models.flush():
-            self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
-        self.store.commit()
+        try:
+            for site, m in self.models.flush():
+                self.store.save_site_model(site, m.model, version=m.version, pages=m.pages, fallbacks=m.fallbacks)
+            self.store.commit()
+        except StoreError as e:
+            if not after_error:
+                raise
+            log.debug("final commit after a store error: %s", e)
         if renders is not None:
             st = self.stats
             st.renders, st.render_requests, st.render_failed = (renders.renders, renders.render_requests,

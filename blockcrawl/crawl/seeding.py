@@ -5,12 +5,17 @@ store, passes what it read, and records the returned SeedPlan (tests/test_crawl_
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .frontier import Item
 from .sitemaps import make_item
 from .urls import url_key
+
+if TYPE_CHECKING:
+    from .fetch import FetchResult
+    from .protocols import Fetcher
 
 # recrawl baseline: url key -> (etag, last_modified, body_hash) of the stored page before this run
 Validators = tuple[str | None, str | None, str | None]
@@ -85,3 +90,14 @@ def conditional(v: Validators | None) -> dict[str, str] | None:
     if v[1]:
         h["If-Modified-Since"] = v[1]
     return h
+
+
+async def conditional_get(fetcher: Fetcher, it: Item, accept: tuple[str, ...] | None,
+                          gate: Callable[[], Awaitable[None]], on_sent: Callable[[], None],
+                          stored: Validators | None) -> FetchResult:
+    """The item's GET, conditional when it has validators (headers are passed only then, so a
+    fetcher without them still works for a plain crawl)."""
+    cond = conditional(stored)
+    if cond:
+        return await fetcher.get(it.target, accept=accept, gate=gate, on_sent=on_sent, headers=cond)
+    return await fetcher.get(it.target, accept=accept, gate=gate, on_sent=on_sent)

@@ -124,10 +124,11 @@ def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool =
                  keep: Sequence[bool] | None | object = ..., selector: Selector | None = None,
                  markdown: list[str] | None = None, images: bool = False) -> tuple[list[Block], str]:
     """(blocks, text) of a parsed page's main content: main_mask's blocks and, when nothing is
-    selected, the page's JSON-LD articleBody, whatever the algorithm. The text is blocks_text
-    without the context heading: what the selector kept. markdown: a list to append the main
-    content's Markdown to (extraction.markdown, same mask, images as ![alt](src) if asked; the
-    articleBody when that is used)."""
+    selected, the page's JSON-LD articleBody, whatever the algorithm, then the page's record
+    block (extraction.records: its facts behind its name) unless those blocks already say each
+    fact. The text is blocks_text without the context heading and the record: what the selector
+    kept. markdown: a list to append the main content's Markdown to (extraction.markdown, same
+    mask, images as ![alt](src) if asked; the articleBody when that is used)."""
     if not len(dom):
         return [], ""
     mask, context = main_mask(dom, algorithm, keep, selector)
@@ -143,7 +144,13 @@ def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool =
     if markdown is not None:
         from .markdown import to_markdown
         markdown.append(md if md is not None else to_markdown(dom, mask, images=images))
-    return blocks, blocks_text(blocks, context)
+    text = blocks_text(blocks, context)
+    if blocks:  # the page's facts, whatever the mask kept (extraction.records); not in the text
+        from .records import record_block, said_elsewhere
+        rec = record_block(dom, len(blocks))
+        if rec is not None and not said_elsewhere(rec, blocks):
+            blocks.append(rec)
+    return blocks, text
 
 
 def extract_dom(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False,

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..hashing import text_hash
 from ..parse import TEXT, Dom, load
 from ..records import Block
-from .text import INLINE_TAGS, subtree_text
+from .text import INLINE_TAGS, PRE_TAGS, code_text, is_pre, subtree_text
 
 BLOCK_TAGS = frozenset({
     "div", "section", "article", "main", "aside", "header", "footer", "nav", "table", "ul", "ol",
@@ -348,8 +348,6 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
     lines: list[str] = []  # finished lines of the current block
     cur: list[str] = []  # text of the current line
     block_node = root
-    pre_depth = 0
-    pres: list[int] = []
     # Elements whose end separates words (text.py's rule): line elements end the line, the
     # others add a space. A stack, innermost last: the ends come in that order.
     closers: list[int] = []
@@ -391,7 +389,7 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
         if cur:
             line = "".join(cur)
             cur.clear()
-            line = line.strip() if pre_depth else _WS.sub(" ", line).strip()
+            line = _WS.sub(" ", line).strip()
             if line:
                 lines.append(line)
 
@@ -428,21 +426,12 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
                     lone_heading()
                     headings.pop()
                 headings = saved.pop()[1]
-        while pres and ends[pres[-1]] <= j:
-            pres.pop()
-            pre_depth -= 1
         tag = tags[j]
         if tag == TEXT:
-            if not skipped[j] and (keep is None or keep[j]):
-                t = texts[j]
-                if pre_depth:
-                    parts = t.split("\n")
-                    for k, part in enumerate(parts):
-                        if k:
-                            end_line()
-                        cur.append(part)
-                else:
-                    cur.append(t.replace("\n", " "))
+            t = texts[j]
+            # a white-space node the mask dropped still separates words ("SQLite format 3")
+            if not skipped[j] and (keep is None or keep[j] or t.isspace()):
+                cur.append(t.replace("\n", " "))
             j += 1
             continue
         if skipped[j]:
@@ -471,6 +460,18 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
                 headings.append(_Heading(level, htext, owner, j))
             j = ends[j]
             continue
+        if (tag in PRE_TAGS or tag == "code") and is_pre(dom, j):
+            # code is code: its own block, as written (code_text: innerText's line breaks and
+            # indentation, the white space a mask dropped put back)
+            flush()
+            code = code_text(dom, j, keep)
+            if code.strip():
+                block_node = j
+                lines.append(code)
+                flush()
+                block_node = containers[-1] if containers else root
+            j = ends[j]
+            continue
         if tag in BLOCK_TAGS:
             flush()
             containers.append(j)
@@ -478,9 +479,6 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
             if tag in BARRIER_TAGS:
                 saved.append((j, headings))
                 headings = []
-            if tag == "pre":
-                pres.append(j)
-                pre_depth += 1
         elif tag in LINE_TAGS:
             end_line()
             closers.append(j)

@@ -28,7 +28,7 @@ from urllib.parse import urljoin
 
 from ..parse import TEXT, Dom
 from .blocks import BLOCK_TAGS, HEADING_LEVEL
-from .text import INLINE_TAGS
+from .text import INLINE_TAGS, PRE_TAGS, code_text, is_pre
 
 MAX_NEST = 16  # list / quote levels that indent; deeper ones are written at this depth
 MAX_COLSPAN = 64  # a colspan of 10,000 would write 10,000 empty cells
@@ -197,16 +197,6 @@ def to_markdown(dom: Dom, keep: Sequence[bool] | None = None, *, images: bool = 
         trail = content[len(content.rstrip()):]
         sink[k:] = [lead, opener, core, closer, trail]
 
-    def raw_text(e: int) -> str:
-        parts = []
-        for k in range(e, ends[e]):
-            if tags[k] == TEXT:
-                if not skipped[k] and (keep is None or keep[k]):
-                    parts.append(texts[k])
-            elif tags[k] == "br":
-                parts.append("\n")
-        return "".join(parts)
-
     def emit_table() -> None:
         nonlocal table, row, blank
         rows = table or []
@@ -303,7 +293,8 @@ def to_markdown(dom: Dom, keep: Sequence[bool] | None = None, *, images: bool = 
             close(*closers.pop())
         tag = tags[j]
         if tag == TEXT:
-            if not skipped[j] and (keep is None or keep[j]):
+            # a white-space node the mask dropped still separates words
+            if not skipped[j] and (keep is None or keep[j] or texts[j].isspace()):
                 sink.append(escape(texts[j], table is not None))
             j += 1
             continue
@@ -357,15 +348,15 @@ def to_markdown(dom: Dom, keep: Sequence[bool] | None = None, *, images: bool = 
                 emph_open[mark] = True
                 closers.append((j, A_EMPH, len(sink), seq))
                 sink.append("")
-        elif tag in CODE_TAGS:
-            code = _WS.sub(" ", raw_text(j)).strip()
+        elif tag in CODE_TAGS and not is_pre(dom, j):
+            code = _WS.sub(" ", code_text(dom, j, keep)).strip()
             if code:
                 sink.append(_code_span(code.replace("|", "\\|") if in_table else code))
             j = ends[j]
             continue
-        elif tag == "pre" and not in_table:
+        elif (tag in PRE_TAGS or tag == "code") and is_pre(dom, j) and not in_table:
             block()
-            code = raw_text(j).strip("\n")
+            code = code_text(dom, j, keep)  # as innerText gives it: white space kept
             lang = ""
             for k in (j, j + 1):
                 if k < ends[j] and tags[k] in ("pre", "code"):
@@ -378,7 +369,7 @@ def to_markdown(dom: Dom, keep: Sequence[bool] | None = None, *, images: bool = 
             blank = not lists or blank
             write(fence + lang)
             for line in code.split("\n"):
-                write(line.rstrip())
+                write(line)
             write(fence)
             blank = not lists
             j = ends[j]

@@ -30,8 +30,9 @@ class IndexStats:
 
 def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder | None = None,
                 batch_size: int = 64, ann: bool = False, progress: bool = False) -> IndexStats:
-    """Embed the chunks of a store opened for writing (the CLI opens it: `Store(path, create=False)`).
-    A path is opened for the call, as a writer (so it must exist and no crawl may be writing it)."""
+    """Embed the chunks of a store opened for writing (the CLI opens it with
+    `open_store(path_or_url, create=False)`: an SQLite path or a postgresql:// URL). A path is
+    opened the same way for the call, as a writer (so it must exist and no crawl may be writing it)."""
     if isinstance(store, (str, os.PathLike)):
         from ..store import open_store
 

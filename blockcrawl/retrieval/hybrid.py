@@ -58,7 +58,9 @@ class SearchOptions:
     neighbouring chunks of the page either side), returned in Hit.context. kind, lang, since: only
     pages whose stored page info (crawl, schema 5) has that kind ("article", "listing", "other"),
     that language or a subtag of it ("en" takes "en-gb"), a published date on or after since (an
-    ISO 8601 date, "2024-03-01"; pages without a date are left out)."""
+    ISO 8601 date, "2024-03-01"; pages without a date are left out). context_tokens: bound the
+    context to this many tokens (16-8000), grown from the hit outward (retrieval/context.py); alone,
+    the hit's block first, then the rest of its page."""
 
     k: int = 10
     mode: str = "hybrid"
@@ -70,6 +72,7 @@ class SearchOptions:
     kind: str | None = None
     lang: str | None = None
     since: str | None = None
+    context_tokens: int | None = None
 
     def checked(self) -> SearchOptions:
         """These options validated and normalised (host lower-case, context "2" -> 2); SearchError
@@ -86,7 +89,8 @@ class SearchOptions:
             raise SearchError(f"per_page must be between 0 (no limit) and {MAX_PER_PAGE}")
         return SearchOptions(k, self.mode, _check_site(self.site), _check_prefix(self.url_prefix), offset,
                              per_page or None, _check_context(self.context), _check_kind(self.kind),
-                             _check_lang(self.lang), _check_since(self.since))
+                             _check_lang(self.lang), _check_since(self.since),
+                             _check_context_tokens(self.context_tokens))
 
     def page_filters(self) -> dict[str, str]:
         """The page-info filters set (for the store's pages_matching), none when unset: a store
@@ -172,6 +176,18 @@ def _check_context(context: str | int | None) -> str | int | None:
         n = int(context)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CONTEXT_CHUNKS:
         raise SearchError(f"context must be 'block' or a number of neighbouring chunks, 1-{MAX_CONTEXT_CHUNKS}")
+    return n
+
+
+def _check_context_tokens(n: int | str | None) -> int | None:
+    from .context import MAX_CONTEXT_TOKENS
+
+    if n is None or n == "":
+        return None
+    if isinstance(n, str) and n.isdigit():
+        n = int(n)
+    if isinstance(n, bool) or not isinstance(n, int) or not 16 <= n <= MAX_CONTEXT_TOKENS:
+        raise SearchError(f"context_tokens must be a number of tokens, 16-{MAX_CONTEXT_TOKENS}")
     return n
 
 
@@ -341,16 +357,16 @@ def search(store: SearchStore | str | os.PathLike[str], query: str, k: int = 10,
            embedder: Embedder | None = None, *, site: str | None = None, url_prefix: str | None = None,
            offset: int = 0, per_page: int | None = PER_PAGE, context: str | int | None = None,
            kind: str | None = None, lang: str | None = None, since: str | None = None,
-           options: SearchOptions | None = None) -> list[Hit]:
+           context_tokens: int | None = None, options: SearchOptions | None = None) -> list[Hit]:
     """The k best chunks of the store for query, after the first `offset`, at most per_page from one URL,
     only on host `site` / under `url_prefix` / pages of that kind, lang, published since (see
     SearchOptions; `options` replaces k, mode and the keywords). A filter that matches nothing gives
     []; an offset past the end of a non-empty result list is a SearchError. Raises SearchError /
-    StoreMissing / NotIndexed / StoreError. The caller opens the store (`Store(path,
-    readonly=True)`) and may keep it open for many searches; a path is opened read-only for the one
-    call."""
+    StoreMissing / NotIndexed / StoreError. The caller opens the store (`open_store(path_or_url,
+    readonly=True)`, as the CLI does) and may keep it open for many searches; a path is opened
+    read-only for the one call."""
     opts = (options or SearchOptions(k, mode, site, url_prefix, offset, per_page, context, kind, lang,
-                                     since)).checked()
+                                     since, context_tokens)).checked()
     query = validate(query, opts.k, opts.mode)
     if isinstance(store, (str, os.PathLike)):
         from ..store import open_store
@@ -430,22 +446,9 @@ def _annotate(store: SearchStore, hits: list[tuple[Hit, StoredChunk]], query: st
     terms = query_terms(query)
     for h, _ in hits:
         h.snippet, h.highlights = snippet(h.text, terms)
-    if opts.context == "block":
-        texts = store.block_texts([(r.page_id, r.block_position) for _, r in hits])
-        for h, r in hits:
-            h.context = texts.get((r.page_id, r.block_position), h.text)
-    elif isinstance(opts.context, int):
-        by_page: dict[int, list[tuple[int, str]]] = {}
-        for h, r in hits:
-            chunks = by_page.get(r.page_id)
-            if chunks is None:
-                chunks = by_page[r.page_id] = store.page_chunks(r.page_id)
-            at = next((i for i, (cid, _) in enumerate(chunks) if cid == h.chunk_id), None)
-            if at is None:
-                h.context = h.text
-                continue
-            lo, hi = max(0, at - opts.context), at + opts.context + 1
-            h.context = "\n\n".join(t for _, t in chunks[lo:hi])
+    from .context import add_context
+
+    add_context(store, hits, opts.context, opts.context_tokens)
 
 
 # ---- snippets -------------------------------------------------------------------------------------

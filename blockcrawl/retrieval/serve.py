@@ -114,6 +114,17 @@ def _json(status: int, obj: object, extra: dict[str, str] | None = None) -> Resp
     return Response(body, status, {**API_HEADERS, **(extra or {})}, "application/json; charset=utf-8")
 
 
+def hide_location(message: str, location: str) -> str:
+    """message with the store's location cut to its last part: an error body must not tell a client
+    where the store lives on the server ("/srv/data/site.db: ..." -> "site.db: ...")."""
+    name = Path(location).name or "the store"
+    fulls = {location} if "://" in location else {location, str(Path(location).resolve())}
+    for full in sorted(fulls, key=len, reverse=True):
+        if full and full != name:
+            message = message.replace(full, name)
+    return message
+
+
 # ---- searching: the one call into the search stage -------------------------------------------------
 
 class Searcher:
@@ -131,6 +142,9 @@ class Searcher:
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="blockcrawl-search")
         self.limit = threads + max_queued  # running + waiting; the event loop alone counts it: no lock
         self.pending = 0
+
+    def public(self, message: str) -> str:
+        return hide_location(message, self.store.location)
 
     def run(self, q: str, opts: SearchOptions) -> list[dict[str, Any]]:
         return [h.to_dict() for h in search(self.store, q, embedder=self.embedder, options=opts)]
@@ -178,8 +192,11 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
         # an empty parameter is an absent one (a form's blank field)
         site, prefix, context, kind, lang, since = (params.get(n) or None for n in (
             "site", "url_prefix", "context", "kind", "lang", "since"))
+        raw_tokens = params.get("context_tokens", "")
+        if raw_tokens and not (raw_tokens.isascii() and raw_tokens.isdigit()):
+            return _json(400, {"error": "context_tokens must be a number of tokens"})
         opts = SearchOptions(ints["k"], mode, site, prefix, ints["offset"], ints["per_page"], context, kind, lang,
-                             since)
+                             since, int(raw_tokens) if raw_tokens else None)
         try:
             opts = opts.checked()  # bad values answered here, without taking a search thread
         except SearchError as e:
@@ -191,25 +208,31 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
         except SearchError as e:
             return _json(400, {"error": str(e)})
         except (NotIndexed, StoreMissing) as e:
-            return _json(503, {"error": str(e)})
-        except BlockcrawlError as e:
-            return _json(500, {"error": str(e)})
+            return _json(503, {"error": searcher.public(str(e))})
+        except BlockcrawlError as e:  # a damaged store: the whole message to the log, its gist to the client
+            sys.stderr.write(f"serve: search failed: {e}\n")
+            return _json(500, {"error": "the store could not answer this search: " + searcher.public(str(e))})
         return _json(200, {"query": q, "mode": mode, "k": opts.k, "offset": opts.offset,
                            "per_page": opts.per_page or 0, "site": opts.site, "url_prefix": opts.url_prefix,
-                           "context": opts.context, "kind": opts.kind, "lang": opts.lang, "since": opts.since,
-                           "hits": hits})
+                           "context": opts.context, "context_tokens": opts.context_tokens, "kind": opts.kind,
+                           "lang": opts.lang, "since": opts.since, "hits": hits})
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if exc.status_code == 404:
-            return _json(404, {"error": f"no such path: {request.url.path}"})
+            return _json(404, {"error": f"no such path: {request.scope['path'][:200]}"})
         return _json(exc.status_code, {"error": exc.detail}, dict(exc.headers or {}))
 
     async def internal_error(request: Request, exc: Exception) -> Response:
         return _json(500, {"error": "internal error"})
 
     routes = [Route("/", show_page), Route("/index.html", show_page), Route("/api/search", api_search)]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal_error})
+    # Starlette answers /api/search/ with a 307 to the path without the slash, the absolute URL built
+    # from the request's Host header: a forged Host got a redirect to any host, and the redirect went
+    # out without the headers above. Unknown paths are 404, slash or not.
+    app.router.redirect_slashes = False
+    return app
 
 
 class Guard:

@@ -33,6 +33,9 @@ class WriterLock:
         self.path = lock_path(store)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except IsADirectoryError:
+            raise StoreError(f"cannot lock {store}: {self.path} is a folder, where the store's lock file "
+                             "belongs (move the folder away)") from None
         except OSError as e:
             raise StoreError(f"cannot write {store}: {e.strerror or e} (a read-only store can be searched "
                              "and exported, not crawled or indexed)") from None

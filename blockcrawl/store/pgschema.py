@@ -2,7 +2,8 @@
 
 The version lives in table blockcrawl_meta (key 'schema_version'): PostgreSQL has no user_version.
 The same numbers mean the same content: 2 pages.markdown, 3 the recrawl validators, 4 chunks.context
-(here also the keyword columns tsv and n_tok, see store.pgsearch), 5 page info and site_models.
+(here also the keyword columns tsv and n_tok, see store.pgsearch), 5 page info and site_models,
+6 the keyword columns of chunks holding CJK text recomputed with its runs split into bigrams (store.cjk).
 No PostgreSQL store predates this module, so steps 1-4 only ever run back to back on an empty
 database; they are kept apart so that version 6 is one more step here, as in store.schema.
 
@@ -22,9 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 
-# store.schema.SCHEMA_VERSION's numbering: 5 is the contract's page info and site_models (the SQLite
-# side of it is another branch of this wave; once merged, both constants are 5 and a test checks it)
-SCHEMA_VERSION = 5
+# store.schema.SCHEMA_VERSION's numbering (a test checks both constants are equal)
+SCHEMA_VERSION = 6
 
 if TYPE_CHECKING:
     import psycopg
@@ -154,8 +154,27 @@ def _script(sql: str) -> Callable[[psycopg.Connection[tuple[Any, ...]]], None]:
     return step
 
 
+def _to_6(db: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """5 -> 6: tsv and n_tok of the chunks holding CJK characters, tokenized anew (CJK bigrams);
+    other chunks' tokens do not change. One pass over chunks, in pages of 2,000 rows."""
+    from .cjk import CJK_CLASS
+    from .pgsearch import tsvector
+
+    last = 0
+    while True:
+        rows = db.execute("SELECT id, text, heading_path, context FROM chunks WHERE id > %s AND "
+                          "(text ~ %s OR heading_path ~ %s OR context ~ %s) ORDER BY id LIMIT 2000",
+                          (last, *[f"[{CJK_CLASS}]"] * 3)).fetchall()
+        if not rows:
+            return
+        with db.cursor() as cur:
+            cur.executemany("UPDATE chunks SET tsv = %s::tsvector, n_tok = %s WHERE id = %s",
+                            [(*tsvector(str(t), str(h), str(c)), i) for i, t, h, c in rows])
+        last = int(rows[-1][0])
+
+
 # MIGRATIONS[i] takes a store from version i to i + 1 (as store.schema.MIGRATIONS)
-MIGRATIONS = [_script(s) for s in (_V1, _V2, _V3, _V4, _V5)]
+MIGRATIONS = [*(_script(s) for s in (_V1, _V2, _V3, _V4, _V5)), _to_6]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _OURS = ("pages", "chunks", "frontier")

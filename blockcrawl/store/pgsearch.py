@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .cjk import is_cjk_char, split_cjk
 from .sqlite import COMMON_MIN_ROWS, COMMON_SHARE, keyword_terms
 
 if TYPE_CHECKING:
@@ -63,8 +64,9 @@ def _fold(tok: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """FTS5 unicode61 (remove_diacritics 2) tokens of text, near enough: see the module docstring."""
-    return [t for t in (_fold(m) for m in _TOKEN.findall(text)) if t]
+    """FTS5 unicode61 (remove_diacritics 2) tokens of text as SQLite's index holds it (schema 6: CJK
+    runs as bigrams, store.cjk), near enough: see the module docstring."""
+    return [t for t in (_fold(m) for m in _TOKEN.findall(split_cjk(text))) if t]
 
 
 def tsvector(text: str, heading_json: str, context: str) -> tuple[str, int]:
@@ -81,17 +83,32 @@ def tsvector(text: str, heading_json: str, context: str) -> tuple[str, int]:
 
 
 def query_tokens(query: str) -> list[str]:
-    """The query's search tokens: keyword_terms' words (stop words dropped as for SQLite), each
-    tokenized as FTS5 tokenizes its phrase. A word FTS5 splits ("foo_bar") becomes two terms
-    here where FTS5 searches the phrase: the one known difference."""
+    """The query's search terms: keyword_terms' words (stop words dropped as for SQLite), each
+    tokenized as FTS5 tokenizes its phrase. A word with CJK characters stays one phrase, its tokens
+    joined by spaces ("東京都" -> "東京 京都", adjacent as in SQLite's phrase query); a word FTS5
+    splits otherwise ("foo_bar") becomes two terms here where FTS5 searches the phrase: the one
+    known difference."""
     out: list[str] = []
     for phrase in keyword_terms(query):
-        out.extend(tokens(phrase[1:-1].replace('""', '"')))
+        word = phrase[1:-1].replace('""', '"')
+        toks = tokens(word)
+        if len(toks) > 1 and split_cjk(word) != word:
+            out.append(" ".join(toks))
+        else:
+            out.extend(toks)
     return list(dict.fromkeys(out))
 
 
+def _lit(term: str) -> str:
+    """A term as a tsquery: a lone CJK character as a prefix of the bigrams, a CJK word as the
+    phrase of its bigrams (store.cjk)."""
+    if " " in term:
+        return "(" + " <-> ".join(f"'{t}'" for t in term.split()) + ")"
+    return f"'{term}':*" if is_cjk_char(term) else f"'{term}'"
+
+
 def _tsquery(terms: Sequence[str]) -> str:
-    return " | ".join(f"'{t}'" for t in terms)
+    return " | ".join(_lit(t) for t in terms)
 
 
 # ts_rank_cd of a one-word query, normalization 0, is the sum of the weights of the word's positions
@@ -128,7 +145,7 @@ def keyword_ranked(db: psycopg.Connection[tuple[Any, ...]], query: str, n: int,
         return []
     df = {}
     for t in terms:
-        r = db.execute("SELECT count(*) FROM chunks WHERE tsv @@ %s::tsquery", (f"'{t}'",)).fetchone()
+        r = db.execute("SELECT count(*) FROM chunks WHERE tsv @@ %s::tsquery", (_lit(t),)).fetchone()
         df[t] = int(r[0]) if r else 0
     rare, common = terms, []
     if len(terms) > 1:
@@ -149,7 +166,7 @@ def keyword_ranked(db: psycopg.Connection[tuple[Any, ...]], query: str, n: int,
         "k1p1": K1 + 1.0, "k1": K1, "omb": 1.0 - B, "b": B, "avgdl": max(ntok / total, 1e-9),
         "w": _RANK_WEIGHTS, "match": _tsquery(rare), "n": n}
     for i, (t, idf) in enumerate(zip(scored, idfs)):
-        params[f"q{i}"], params[f"idf{i}"] = f"'{t}'", idf
+        params[f"q{i}"], params[f"idf{i}"] = _lit(t), idf
     if pages is not None:
         params["pages"] = list(pages)
     sql = _score_sql(len(scored), pages is not None)

@@ -1,7 +1,8 @@
 """What each stage needs from a store, as typing.Protocols: the stages hold no SQL and name no backend.
 
-SqliteStore (store.sqlite) implements all of them; a PostgreSQL backend is one more class with these
-methods (see docs/store.md, "Adding a backend"). Each protocol is the smallest set one stage calls:
+SqliteStore (store.sqlite) and PostgresStore (store.postgres) implement all of them, through one
+class that writes their SQL once (store.base.SqlStore; see docs/store.md, "Adding a backend").
+Each protocol is the smallest set one stage calls:
 
 - PageSink: the crawler stores pages (with their info and site models) and reloads a site's dedup
   state and learned model on --resume.
@@ -119,7 +120,8 @@ class VectorIndex(Protocol):
     ann_base: Path | None  # where ANN side files live (None: this backend keeps none)
 
     def index_meta(self) -> dict[str, str]:
-        """model, dim, generation, indexed_at; {} when the store was never indexed."""
+        """model, dim, generation, indexed_at; {} when the store was never indexed; NotIndexed while
+        its first index run (another process) is going on."""
         ...
 
     def load_vectors(self, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:

@@ -17,10 +17,13 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
   kind_score (the news-page classifier), summary, meta (JSON of records.PageMeta), cluster (the site-
   model cluster the page was extracted with, -1: none); and table site_models, one learned site model
   per site (crawl --algorithm site), reloaded by --resume. NULL/-1 for pages stored before.
+- 6: the keyword index splits Chinese, Japanese and Korean text into bigrams (store.cjk): chunks_fts
+  indexes blockcrawl_cjk(column), a function every connection that writes chunks registers
+  (register_functions; the sqlite3 shell cannot change chunks of an indexed store). Rebuilt in place.
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
-store is never searched, and filling chunks_fts in one 'rebuild' at the end is faster than row by row.
+store is never searched, and filling chunks_fts in one INSERT ... SELECT at the end is faster than row by row.
 Its shape is part of the version all the same: a migration changes it when it is there.
 """
 from __future__ import annotations
@@ -29,10 +32,11 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import StoreError
+from .cjk import split_cjk
 
 # "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
 APPLICATION_ID = 0x626C4372
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -153,19 +157,38 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER IF NOT EXISTS chunks_fts_on_insert AFTER INSERT ON chunks BEGIN
     INSERT INTO chunks_fts(rowid, text, heading_path, context)
-    VALUES (new.id, new.text, new.heading_path, new.context);
+    VALUES (new.id, blockcrawl_cjk(new.text), blockcrawl_cjk(new.heading_path), blockcrawl_cjk(new.context));
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_fts_on_delete AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
-    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
+    VALUES ('delete', old.id, blockcrawl_cjk(old.text), blockcrawl_cjk(old.heading_path), blockcrawl_cjk(old.context));
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_fts_on_update AFTER UPDATE OF text, heading_path, context ON chunks BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text, heading_path, context)
-    VALUES ('delete', old.id, old.text, old.heading_path, old.context);
+    VALUES ('delete', old.id, blockcrawl_cjk(old.text), blockcrawl_cjk(old.heading_path), blockcrawl_cjk(old.context));
     INSERT INTO chunks_fts(rowid, text, heading_path, context)
-    VALUES (new.id, new.text, new.heading_path, new.context);
+    VALUES (new.id, blockcrawl_cjk(new.text), blockcrawl_cjk(new.heading_path), blockcrawl_cjk(new.context));
 END;
 """
+# FTS5's 'rebuild' would read the chunks as they are: the index holds their CJK-split form (store.cjk),
+# so it is filled by this statement (the index's rows differ from the content table's only there:
+# nothing reads the text back through chunks_fts, search takes rowid and bm25)
+_FTS_FILL = ("INSERT INTO chunks_fts(rowid, text, heading_path, context) SELECT id, blockcrawl_cjk(text), "
+             "blockcrawl_cjk(heading_path), blockcrawl_cjk(context) FROM chunks")
+
+
+def register_functions(db: sqlite3.Connection) -> None:
+    """The SQL functions the index's triggers call, on a connection that writes chunks."""
+    db.create_function("blockcrawl_cjk", 1, split_cjk, deterministic=True)
+
+
+def _rebuild_fts(db: sqlite3.Connection) -> None:
+    """chunks_fts and its triggers dropped and made anew (in the migration's transaction)."""
+    for sql in statements(_FTS_DROP) + statements(FTS_SCHEMA):
+        db.execute(sql)
+    db.execute(_FTS_FILL)
+
+
 _FTS_DROP = """
 DROP TRIGGER IF EXISTS chunks_fts_on_insert;
 DROP TRIGGER IF EXISTS chunks_fts_on_delete;
@@ -226,9 +249,7 @@ def _to_4(db: sqlite3.Connection) -> None:
     if "context" not in _columns(db, "chunks"):
         db.execute("ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT ''")
     if has_table(db, "chunks_fts") and "context" not in _columns(db, "chunks_fts"):
-        for sql in statements(_FTS_DROP) + statements(FTS_SCHEMA):
-            db.execute(sql)
-        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        _rebuild_fts(db)
 
 
 # (column, type) added to pages by schema 5
@@ -257,10 +278,16 @@ def _to_5(db: sqlite3.Connection) -> None:
             db.execute(sql)
 
 
+def _to_6(db: sqlite3.Connection) -> None:
+    """5 -> 6: the keyword index of an indexed store rebuilt with CJK text split into bigrams."""
+    if has_table(db, "chunks_fts"):
+        _rebuild_fts(db)
+
+
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
 # bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4, _to_5]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4, _to_5, _to_6]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
@@ -286,6 +313,7 @@ def migrate(db: sqlite3.Connection, where: str) -> int:
     Each step runs in one transaction with the version bump, so an interrupted migration leaves the
     file at the old version, to be migrated again by the next writer."""
     version = check(db, where)
+    register_functions(db)
     for step in range(version, SCHEMA_VERSION):
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -301,11 +329,12 @@ def migrate(db: sqlite3.Connection, where: str) -> int:
 
 def ensure_index_schema(db: sqlite3.Connection) -> None:
     """Create the index tables; the first time, fill the FTS table from the existing chunks."""
+    register_functions(db)
     db.executescript(VECTOR_SCHEMA)
     fresh = not has_table(db, "chunks_fts")
     db.executescript(FTS_SCHEMA)
     if fresh:
-        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        db.execute(_FTS_FILL)
 
 
 def get_index_meta(db: sqlite3.Connection) -> dict[str, str]:
