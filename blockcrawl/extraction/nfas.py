@@ -189,18 +189,20 @@ def mask_text(dom: Dom, keep: Sequence[bool]) -> str:
     element joined by spaces, blocks separated by blank lines (paragraph counts). Cheaper than
     the blocks of extraction.api and fitted on the same (bench/nfas.py)."""
     tags, texts, parent = dom.tag, dom.text, dom.parent
+    n = len(dom)
+    owner = [0] * n  # the block-level element a node's text belongs to, top-down: O(n) at any depth
     parts: list[str] = []
     cur: list[str] = []
     last = -1
-    for j in range(len(dom)):
+    for j in range(n):
+        p = parent[j]
+        owner[j] = j if tags[j] in _BLOCKS or p < 0 else owner[p]
         if not keep[j] or tags[j] != TEXT:
             continue
         t = texts[j].strip()
         if not t:
             continue
-        b = parent[j]
-        while b > 0 and tags[b] not in _BLOCKS:
-            b = parent[b]
+        b = owner[j]
         if b != last and cur:
             parts.append(" ".join(cur))
             cur = []
