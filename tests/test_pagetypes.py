@@ -146,3 +146,20 @@ def test_mask_text_separates_blocks():
     dom = load("<div><p>One <b>two</b></p><p>three</p><ul><li>four</li></ul></div>")
     keep = [t == "#text" for t in dom.tag]
     assert nfas.mask_text(dom, keep) == "One two\n\nthree\n\nfour"
+
+
+def test_search_kind_takes_the_seven_types():
+    from blockcrawl.retrieval.hybrid import SearchError, _check_kind
+
+    for t in PAGE_TYPES:
+        assert _check_kind(t.upper()) == t
+    with pytest.raises(SearchError):
+        _check_kind("news")
+
+
+def test_search_cli_kind_choices(capsys):
+    from blockcrawl.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["search", "--store", "nothing.db", "x", "--kind", "news"])
+    assert e.value.code == 2 and "documentation" in capsys.readouterr().err
