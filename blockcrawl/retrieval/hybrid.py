@@ -56,7 +56,7 @@ class SearchOptions:
     skip this many hits (offset + k <= 300). per_page: at most this many hits from one URL (default
     3; 0 or None: no limit). context: None, "block" (the hit's whole block) or 1-5 (that many
     neighbouring chunks of the page either side), returned in Hit.context. kind, lang, since: only
-    pages whose stored page info (crawl, schema 5) has that kind ("article", "listing", "other"),
+    pages whose stored page info (crawl, schema 5) has that kind (records.PAGE_KINDS: a page type),
     that language or a subtag of it ("en" takes "en-gb"), a published date on or after since (an
     ISO 8601 date, "2024-03-01"; pages without a date are left out). context_tokens: bound the
     context to this many tokens (16-8000), grown from the hit outward (retrieval/context.py); alone,
