@@ -19,6 +19,7 @@ a polite crawler needs > 45 min for that host alone (Scrapy ignores Crawl-delay)
 
     python bench/crawl.py                      # full: 4 x 2,500 pages, latency 20 ms
     python bench/crawl.py --pages 500 --polite-pages 0 --skip scrapy   # quick development run
+    python bench/crawl.py --pages 300 --skip scrapy --skip crawl-only --delay 0.05   # politeness on every host
 """
 from __future__ import annotations
 
@@ -115,6 +116,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--per-host", type=int, default=8)
     ap.add_argument("--workers", type=int, default=None, help="blockcrawl --workers (default: its own default)")
+    ap.add_argument("--delay", type=float, default=None,
+                    help="blockcrawl --delay (default: its own, 0): min gaps are then checked on every host")
     ap.add_argument("--skip", action="append", default=[], choices=("scrapy", "blockcrawl", "crawl-only"))
     ap.add_argument("--out", default="/tmp/blockcrawl-bench")
     ap.add_argument("--no-netns", action="store_true", help="do not use unshare --net")
@@ -135,6 +138,8 @@ def main() -> None:
           "--concurrency", str(a.concurrency), "--per-host", str(a.per_host), "--timeout", "10"]
     if a.workers is not None:
         bc += ["--workers", str(a.workers)]
+    if a.delay is not None:
+        bc += ["--delay", str(a.delay)]
     os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
     scrapy = [sys.executable, str(Path(a.shared) / "anchors" / "scrapy_bench.py"), "--hosts", str(a.hosts),
               "--port", str(a.port), "--delay", "0"]
