@@ -86,3 +86,15 @@ def test_who_published_title_finds_the_page_titled_so(books, mode):
         hits = search(st, "Who published Zyxorbian Chronicles?", 5, mode)
     assert hits[0].url == "http://books.test/zyxorbian"
     assert any("Kestrel Books" in h.text for h in hits[:3] if h.url == "http://books.test/zyxorbian")
+
+
+def test_vector_mode_breaks_near_ties_by_the_query_words_in_the_text():
+    # the rows of one table embed as near ties: the chunk holding "octane" goes first, a far
+    # better match stays first
+    info = {cid: StoredChunk(cid, "a", ("Filmography",), text, "Mischa Barton")
+            for cid, text in ((1, "1999 | Pups | Rocky"), (2, "2003 | Octane | Natasha"), (3, "2001 | Tart | Grace"))}
+    near = [(1, 0.61), (3, 0.605), (2, 0.60)]
+    assert rank(Ranking(text_weight=0.0), "vector", "role in octane", near, [], info, 3) == [1, 3, 2]
+    assert rank(Ranking(), "vector", "role in octane", near, [], info, 3)[0] == 2
+    far = [(1, 0.80), (3, 0.62), (2, 0.60)]
+    assert rank(Ranking(), "vector", "role in octane", far, [], info, 3)[0] == 1
