@@ -312,7 +312,8 @@ class Ranking:
     many hits from one URL (0: no limit), except that with the default limit the best page is not
     capped when its best score stands clear of every other page's by clear_margin (relative): a
     question that one page answers gets that page's rows, a question many pages answer still gets
-    many pages. A per_page a caller asks for (another value) is a hard cap."""
+    many pages. Any other per_page a caller asks for is a hard cap (3 cannot be told from the
+    default, so it keeps the rule)."""
 
     rrf_k: int = RRF_K
     vector_weight: float = 1.0
