@@ -21,10 +21,12 @@ class Block:
     # (body: header line, then one line per row, cells joined by " | "); "infobox" for a key/value
     # table (body: one "key: value" line per row)
     kind: str = "text"
-    # a table's rows as lines that stand alone ("Year: 2003 | Title: Octane | Role: ..."): the
+    # a table's rows as lines that stand alone behind its header ("2003 | Octane | Natasha ..."
+    # under "Year | Title | Role"; "Year: 2003 | Title: Octane | ..." where no header applies): the
     # units a table is chunked by, never cut between two chunks unless one row exceeds the size
     rows: tuple[str, ...] = ()
     caption: str = ""  # a table's <caption>, part of its text's prefix and of every chunk of it
+    header: str = ""  # a table's header line, column names in order: the first line of each of its chunks
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -48,7 +48,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--offset", type=int, default=0, metavar="N",
                    help="skip the first N hits: the next page of results (offset + k at most 300)")
     p.add_argument("--per-page", type=int, default=3, metavar="N",
-                   help="at most N hits from one web page (default 3; 0 = no limit)")
+                   help="at most N hits from one web page (default 3, except for a best page that stands "
+                        "clear of the rest; 0 = no limit)")
     p.add_argument("--context", metavar="block|N",
                    help="also print the hit's whole block, or N (1-5) neighbouring chunks either side")
     p.add_argument("--context-tokens", type=int, metavar="N",
