@@ -16,6 +16,7 @@ from .embed import Embedder, default_embedder
 from .schema import vector_key
 
 COMMIT_EVERY = 2000  # vectors: an interrupted run keeps what it embedded
+GROUP_BATCHES = 16  # batches handed to the embedder per call (1,024 texts at the default 64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,20 +27,28 @@ class IndexStats:
     removed: int  # vectors no chunk uses any more
     seconds: float
     ann: bool = False
+    repaired: int = 0  # chunks whose stored vector was damaged (wrong size, NaN): embedded again
 
 
 def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder | None = None,
-                batch_size: int = 64, ann: bool = False, progress: bool = False) -> IndexStats:
+                batch_size: int = 64, ann: bool = False, progress: bool = False,
+                rebuild: bool = False) -> IndexStats:
     """Embed the chunks of a store opened for writing (the CLI opens it: `Store(path, create=False)`).
-    A path is opened for the call, as a writer (so it must exist and no crawl may be writing it)."""
+    A path is opened for the call, as a writer (so it must exist and no crawl may be writing it).
+    Damaged stored vectors are deleted and their chunks embedded again; rebuild: every vector."""
     if isinstance(store, (str, os.PathLike)):
         from ..store import open_store
 
         with open_store(store, create=False, who="blockcrawl index") as st:
-            return build_index(st, embedder, batch_size, ann, progress)
+            return build_index(st, embedder, batch_size, ann, progress, rebuild)
     t0 = time.perf_counter()
     emb = embedder or default_embedder()
     meta = store.begin_index(emb.name, emb.dim)
+    repaired = 0
+    if rebuild:
+        store.clear_vectors()
+    else:
+        repaired = store.repair_vectors(emb.dim)
 
     todo = store.chunks_to_embed()
     known = store.vector_keys()
@@ -61,8 +70,10 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
 
         bar = tqdm(total=len(order), unit="chunk", desc="embedding", file=sys.stderr)
     since_commit = 0
-    for start in range(0, len(order), batch_size):
-        keys = order[start:start + batch_size]
+    # many batches per call: the embedder sorts them by token length and runs `workers` at once
+    group = batch_size * GROUP_BATCHES
+    for start in range(0, len(order), group):
+        keys = order[start:start + group]
         vecs = emb.embed([pending[k][0] for k in keys])
         if vecs.shape != (len(keys), emb.dim):
             raise RuntimeError(f"embedder {emb.name} returned shape {vecs.shape}, expected ({len(keys)}, {emb.dim})")
@@ -88,4 +99,4 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
         ids, matrix = store.load_vectors()
         build_ann(Path(store.ann_base), ids, matrix, generation)
         built_ann = True
-    return IndexStats(n_chunks, len(order), len(reuse), removed, time.perf_counter() - t0, built_ann)
+    return IndexStats(n_chunks, len(order), len(reuse), removed, time.perf_counter() - t0, built_ann, repaired)

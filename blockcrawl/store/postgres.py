@@ -443,6 +443,26 @@ class PostgresStore:
         self.map_vectors([(cid, bytes(k)) for k, ids in zip(keys, chunk_ids) for cid in ids])
 
     @_guard
+    def repair_vectors(self, dim: int) -> int:
+        """As SqliteStore.repair_vectors. No commit."""
+        from .vecblob import damaged_keys
+
+        db = self._writable()
+        with db.cursor() as cur:
+            bad = damaged_keys(((bytes(k), bytes(v)) for k, v in cur.execute("SELECT key, vec FROM embeddings")), dim)
+        if bad:
+            db.execute("DELETE FROM embeddings WHERE key = ANY(%s)", (bad,))
+        cur2 = db.execute("DELETE FROM chunk_vectors v WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = v.key)")
+        return int(cur2.rowcount)
+
+    @_guard
+    def clear_vectors(self) -> None:
+        """Forget every vector (index --rebuild). No commit."""
+        db = self._writable()
+        db.execute("DELETE FROM chunk_vectors")
+        db.execute("DELETE FROM embeddings")
+
+    @_guard
     def drop_unused_vectors(self) -> int:
         cur = self._writable().execute(
             "DELETE FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.key = e.key)")
@@ -470,6 +490,8 @@ class PostgresStore:
         """As store.sqlite.load_vectors: two scans joined in Python, vectors shared by equal texts."""
         import numpy as np
 
+        from .vecblob import usable, warn_damaged
+
         with self._reading() as db:
             rows = db.execute("SELECT chunk_id, key FROM chunk_vectors ORDER BY chunk_id").fetchall()
             where: dict[bytes, list[int]] = {}
@@ -478,15 +500,21 @@ class PostgresStore:
             matrix: npt.NDArray[np.float32] | None = None
             filled = np.zeros(len(rows), dtype=bool)
             with db.cursor() as cur:
+                want = int(dim or _index_meta(db).get("dim", "0") or 0)
+                damaged = 0
                 for key, blob in cur.stream("SELECT key, vec FROM embeddings"):
                     at = where.get(bytes(key))
                     if at is None:
                         continue
-                    vec = np.frombuffer(blob, dtype=np.float32)
+                    vec = usable(blob, want) if want else np.frombuffer(blob, dtype=np.float32)
+                    if vec is None:  # damaged: skipped, `index` embeds it again
+                        damaged += 1
+                        continue
                     if matrix is None:
                         matrix = np.empty((len(rows), len(vec)), dtype=np.float32)
                     matrix[at] = vec
                     filled[at] = True
+        warn_damaged(damaged, self.location)
         if matrix is None:
             return np.zeros(0, dtype=np.int64), np.zeros((0, dim or 0), dtype=np.float32)
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

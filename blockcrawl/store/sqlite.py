@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, Self, TypeVar, cast
 from urllib.parse import quote
 
-from ..errors import StoreError, StoreMissing
+from ..errors import NotIndexed, StoreError, StoreMissing
 from ..records import embedding_text
 from .lock import WriterLock
 from .protocols import RECORD_KINDS, StoredChunk
@@ -465,6 +465,25 @@ class SqliteStore:
                        [(cid, k) for k, ids in zip(keys, chunk_ids) for cid in ids])
 
     @_guard
+    def repair_vectors(self, dim: int) -> int:
+        """Delete stored vectors that are not dim finite float32 values and the chunk mappings left
+        pointing at no vector, so the chunks are embedded again (store.vecblob); returns how many
+        chunks lost their vector. No commit."""
+        from .vecblob import damaged_keys
+
+        db = self._writable()
+        bad = damaged_keys(db.execute("SELECT key, vec FROM embeddings"), dim)
+        db.executemany("DELETE FROM embeddings WHERE key = ?", [(k,) for k in bad])
+        return int(db.execute("DELETE FROM chunk_vectors WHERE key NOT IN (SELECT key FROM embeddings)").rowcount)
+
+    @_guard
+    def clear_vectors(self) -> None:
+        """Forget every vector (index --rebuild). No commit."""
+        db = self._writable()
+        db.execute("DELETE FROM chunk_vectors")
+        db.execute("DELETE FROM embeddings")
+
+    @_guard
     def drop_unused_vectors(self) -> int:
         return int(self._writable().execute(
             "DELETE FROM embeddings WHERE key NOT IN (SELECT key FROM chunk_vectors)").rowcount)
@@ -490,7 +509,11 @@ class SqliteStore:
     @_guard
     def load_vectors(self, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         with self._reading() as db:
-            return load_vectors(db, dim)
+            if "generation" in get_index_meta(db) and not (has_table(db, "embeddings")
+                                                           and has_table(db, "chunk_vectors")):
+                raise NotIndexed(f"store {self.location}: its vector tables are missing (was the store edited?); "
+                                 f"run 'blockcrawl index --rebuild --store {self.location}'")
+            return load_vectors(db, dim, self.location)
 
     @_guard
     def keyword_ranked(self, query: str, n: int, pages: Sequence[int] | None = None) -> list[tuple[int, float]]:
@@ -671,35 +694,46 @@ class SqliteStore:
 # ---------------------------------------------------------------------- SQL the methods share
 
 
-def load_vectors(db: sqlite3.Connection, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+def load_vectors(db: sqlite3.Connection, dim: int | None = None,
+                 location: str = "store") -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """(chunk ids int64 ascending, float32 matrix of shape (n, dim)).
 
     Two sequential scans joined in Python: a JOIN looks every chunk's vector up by its 20-byte key,
     random B-tree reads that took ~3-5 s at 100k chunks against ~0.5 s for the scans. Chunks with
-    the same text share one stored vector."""
+    the same text share one stored vector. A damaged vector (wrong size, NaN) is left out with one
+    warning (store.vecblob); `index` embeds it again."""
     import numpy as np
+
+    from .vecblob import usable, warn_damaged
 
     if not has_table(db, "chunk_vectors"):
         return np.zeros(0, dtype=np.int64), np.zeros((0, dim or 0), dtype=np.float32)
+    if not dim:
+        dim = int(get_index_meta(db).get("dim", "0") or 0)
     rows = db.execute("SELECT chunk_id, key FROM chunk_vectors ORDER BY chunk_id").fetchall()
     where: dict[bytes, list[int]] = {}
     for i, (_, key) in enumerate(rows):
         where.setdefault(key, []).append(i)
     matrix: npt.NDArray[np.float32] | None = None
     filled = np.zeros(len(rows), dtype=bool)
+    damaged = 0
     for key, blob in db.execute("SELECT key, vec FROM embeddings"):
         at = where.get(key)
         if at is None:
             continue
-        vec = np.frombuffer(blob, dtype=np.float32)
+        vec = usable(blob, dim) if dim else np.frombuffer(blob, dtype=np.float32)
+        if vec is None:
+            damaged += 1
+            continue
         if matrix is None:
             matrix = np.empty((len(rows), len(vec)), dtype=np.float32)
         matrix[at] = vec
         filled[at] = True
+    warn_damaged(damaged, location)
     if matrix is None:
         return np.zeros(0, dtype=np.int64), np.zeros((0, dim or 0), dtype=np.float32)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if not filled.all():  # a mapping without its vector (cannot happen through build_index)
+    if not filled.all():  # a mapping without its vector, or a damaged one
         ids, matrix = ids[filled], matrix[filled]
     return ids, matrix
 
