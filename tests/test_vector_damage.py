@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from blockcrawl.errors import NotIndexed
-from blockcrawl.index import build_index, default_embedder
+from blockcrawl.index import build_index, default_embedder, vecfile
 from blockcrawl.retrieval import search
 from blockcrawl.store import Store
 
@@ -38,6 +38,9 @@ def indexed(tmp_path) -> Path:
 
 
 def damage(path: Path, sql: str, *params: object) -> int:
+    """Edit the store behind the index's back; the flat vector file (index.vecfile) is removed
+    with it, so search reads the damaged rows from SQLite."""
+    vecfile.remove(path)
     db = sqlite3.connect(path)
     n = db.execute(sql, params).rowcount
     db.commit()

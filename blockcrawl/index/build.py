@@ -88,15 +88,24 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
         bar.close()
     removed = store.drop_unused_vectors()
     generation = int(meta.get("generation", "0")) + 1
-    store.finish_index(generation, time.time())
+    indexed_at = time.time()
+    store.finish_index(generation, indexed_at)
     n_chunks = store.count_chunks()
     built_ann = False
-    if ann:
-        from .ann import build_ann
+    vstore = store if isinstance(store, VectorIndex) else None
+    base = vstore.ann_base if vstore is not None else None
+    if ann and base is None:
+        raise RuntimeError("this store keeps no ANN side files")
+    if vstore is not None and base is not None:
+        from . import vecfile
 
-        if not isinstance(store, VectorIndex) or store.ann_base is None:
-            raise RuntimeError("this store keeps no ANN side files")
-        ids, matrix = store.load_vectors()
-        build_ann(Path(store.ann_base), ids, matrix, generation)
-        built_ann = True
+        # the flat copy search memory-maps (index.vecfile), and the graph built from the same rows
+        ids, matrix = vstore.load_vectors(emb.dim)
+        vecfile.write(Path(base), ids, matrix, vecfile.token_of({"generation": str(generation),
+                                                                  "indexed_at": str(indexed_at)}))
+        if ann:
+            from .ann import build_ann
+
+            build_ann(Path(base), ids, matrix, generation)
+            built_ann = True
     return IndexStats(n_chunks, len(order), len(reuse), removed, time.perf_counter() - t0, built_ann, repaired)
