@@ -6,7 +6,7 @@ import sys
 
 EXAMPLES = """examples:
   blockcrawl index --store site.db                  embed chunks that have no vector yet
-  blockcrawl index --store site.db --ann            also build an HNSW graph (STORE.hnsw) for large stores
+  blockcrawl index --store site.db --ann            build an HNSW graph (STORE.hnsw) even for a small store
   blockcrawl index --store site.db --batch-size 128
   blockcrawl index --store site.db --precision fp32   the torch fp32 path (before: int8 ONNX Runtime)
   blockcrawl index --store site.db --rebuild          forget every vector and embed all chunks again
@@ -32,8 +32,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--rebuild", action="store_true",
                    help="forget every stored vector and embed all chunks again (damaged rows are "
                         "re-embedded without it)")
-    p.add_argument("--ann", action="store_true",
-                   help="also build an approximate (HNSW) vector index next to the store; needs hnswlib")
+    p.add_argument("--ann", action="store_true", default=None,
+                   help="build or update an approximate (HNSW) vector index next to the store even when "
+                        "small (by default: from 300,000 vectors, or when one exists); needs hnswlib")
+    p.add_argument("--no-ann", dest="ann", action="store_false", help="never build or update the HNSW index")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..store.protocols import ChunkSource, VectorIndex
 from .embed import Embedder, default_embedder
 from .schema import vector_key
@@ -31,11 +33,13 @@ class IndexStats:
 
 
 def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder | None = None,
-                batch_size: int = 64, ann: bool = False, progress: bool = False,
+                batch_size: int = 64, ann: bool | None = None, progress: bool = False,
                 rebuild: bool = False) -> IndexStats:
     """Embed the chunks of a store opened for writing (the CLI opens it: `Store(path, create=False)`).
     A path is opened for the call, as a writer (so it must exist and no crawl may be writing it).
-    Damaged stored vectors are deleted and their chunks embedded again; rebuild: every vector."""
+    Damaged stored vectors are deleted and their chunks embedded again; rebuild: every vector.
+    ann: True builds (or updates) the HNSW graph, False never, None (default) from
+    ann.AUTO_MIN_ROWS vectors when hnswlib is installed; an existing graph is kept up to date."""
     if isinstance(store, (str, os.PathLike)):
         from ..store import open_store
 
@@ -97,15 +101,18 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
     if ann and base is None:
         raise RuntimeError("this store keeps no ANN side files")
     if vstore is not None and base is not None:
+        from . import ann as ann_mod
         from . import vecfile
 
         # the flat copy search memory-maps (index.vecfile), and the graph built from the same rows
         ids, matrix = vstore.load_vectors(emb.dim)
         vecfile.write(Path(base), ids, matrix, vecfile.token_of({"generation": str(generation),
                                                                   "indexed_at": str(indexed_at)}))
-        if ann:
-            from .ann import build_ann
-
-            build_ann(Path(base), ids, matrix, generation)
+        prev = meta.get("generation")
+        had_graph = prev is not None and ann_mod.built_for(Path(base)) == prev
+        if ann or (ann is None and ann_mod.available() and (had_graph or len(ids) >= ann_mod.AUTO_MIN_ROWS)):
+            incremental = had_graph and not rebuild and not repaired
+            changed = np.fromiter((c for c, _ in todo), dtype=np.int64, count=len(todo))
+            ann_mod.build_ann(Path(base), ids, matrix, generation, prev if incremental else None, changed)
             built_ann = True
     return IndexStats(n_chunks, len(order), len(reuse), removed, time.perf_counter() - t0, built_ann, repaired)
