@@ -1,7 +1,8 @@
 """Benchmark of the index and search stages (issue 5). Prints three tables:
 
-1. index build speed: `blockcrawl index` (hash, embed, SQLite writes) vs the model's own
-   SentenceTransformer.encode() on the same chunk texts, in the same run (ratio = index / encode);
+1. index build speed: `blockcrawl index` (hash, embed, SQLite writes; int8 ONNX Runtime since #24)
+   vs torch fp32 SentenceTransformer.encode() on the same chunk texts, in the same run (ratio =
+   index / encode; bench/embed_speed.py compares the runtimes alone);
 2. query latency p50/p95 of search() at 10k and 100k chunks, per mode, exact and HNSW. These stores
    are SYNTHETIC: texts are random word sequences drawn from the real chunks' vocabulary and vectors
    are random unit vectors (only latency is measured there; query embedding is real);
@@ -640,8 +641,8 @@ def main() -> int:
             print(f"\n### Index build ({len(bp)} pages, best of {args.rounds} alternating runs, "
                   f"{b['chunks']} distinct chunk texts, batch {args.batch_size})\n")
             print("| | seconds | chunks/s | ratio |\n|---|---:|---:|---:|")
-            print(f"| model.encode() alone | {b['encode_s']:.1f} | {b['chunks'] / b['encode_s']:.0f} | 1.00 |")
-            print(f"| blockcrawl index | {b['index_s']:.1f} | {b['chunks'] / b['index_s']:.0f} | "
+            print(f"| torch fp32 model.encode() alone | {b['encode_s']:.1f} | {b['chunks'] / b['encode_s']:.0f} | 1.00 |")
+            print(f"| blockcrawl index (default: int8 ONNX) | {b['index_s']:.1f} | {b['chunks'] / b['index_s']:.0f} | "
                   f"{b['index_s'] / b['encode_s']:.2f} |", flush=True)
         if "latency" not in skip:
             # vocabulary and queries from the real pages: headings as queries
