@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -23,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..store.sidevec import SideVectors
 from .embed import Embedder
 from .schema import vector_key
 
 POLL_SECONDS = 1.0  # between looks at the store when nothing new was found
 BATCH = 64  # texts embedded between two writes of the side file (and two stop checks)
-SIDE_SCHEMA = "CREATE TABLE IF NOT EXISTS vecs (key BLOB PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID"
 
 
 class PrecomputedEmbedder:
@@ -37,17 +36,16 @@ class PrecomputedEmbedder:
 
     def __init__(self, side: Path, inner: Embedder) -> None:
         self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self.db = sqlite3.connect(side)
-        self.db.execute(SIDE_SCHEMA)
+        self.side = SideVectors(side)
         self.hits = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         missing: list[int] = []
         for i, t in enumerate(texts):
-            row = self.db.execute("SELECT vec FROM vecs WHERE key = ?", (vector_key(self.name, t),)).fetchone()
-            if row is not None and len(row[0]) == 4 * self.dim:
-                out[i] = np.frombuffer(row[0], dtype=np.float32)
+            blob = self.side.get(vector_key(self.name, t))
+            if blob is not None and len(blob) == 4 * self.dim:
+                out[i] = np.frombuffer(blob, dtype=np.float32)
                 self.hits += 1
             else:
                 missing.append(i)
@@ -56,7 +54,7 @@ class PrecomputedEmbedder:
         return out
 
     def close(self) -> None:
-        self.db.close()
+        self.side.close()
 
 
 class LiveIndexer:
@@ -99,10 +97,8 @@ def run_indexer(store: str, side: Path, stop_file: Path) -> int:
     from .embed import default_embedder
 
     emb = default_embedder()
-    db = sqlite3.connect(side)
-    db.execute(SIDE_SCHEMA)
-    db.commit()
-    done: set[bytes] = {bytes(k) for (k,) in db.execute("SELECT key FROM vecs")}
+    out = SideVectors(side)
+    done = out.keys()
     known: set[bytes] | None = None  # vectors the store had before this crawl
     while not stop_file.exists():
         try:
@@ -128,12 +124,9 @@ def run_indexer(store: str, side: Path, stop_file: Path) -> int:
             if stop_file.exists():
                 break
             part = keys[start:start + BATCH]
-            vecs = emb.embed([new[k] for k in part])
-            db.executemany("INSERT OR REPLACE INTO vecs(key, vec) VALUES (?, ?)",
-                           [(k, np.ascontiguousarray(vecs[i], dtype=np.float32).tobytes()) for i, k in enumerate(part)])
-            db.commit()
+            out.put(part, emb.embed([new[k] for k in part]))
             done.update(part)
-    db.close()
+    out.close()
     return 0
 
 
