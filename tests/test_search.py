@@ -362,13 +362,20 @@ def test_ann_index(tmp_path):
     by_ann = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
     assert hybrid._cache[str(path.resolve())].ann is not None  # the graph answered
     assert by_ann[0][0][0] == ["Europe Countries", "Germany"] and by_ann[1][0][0] == ["Languages", "SQLite"]
-    # a later index run without --ann makes the graph stale: search falls back to exact search,
-    # which agrees with the graph on this small store
+    # a later index run keeps the graph up to date (incrementally: the re-crawled page's new chunk
+    # ids are added, its old ones marked deleted), and it agrees with exact search
     fill(path, {**PAGES, "http://site.test/cooking": COOKING.replace("ten minutes", "twelve minutes")})
     build_index(path)
+    assert json.loads(ann_paths(path)[1].read_text())["generation"] == "2"
+    updated = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
+    assert hybrid._cache[str(path.resolve())].ann is not None
+    bread = search(path, "how do I bake a loaf at home", 1, "vector")[0]
+    assert "twelve minutes" in bread.text  # the new chunk, not the deleted one
+    # --no-ann: the graph goes stale and search falls back to exact search, which agrees with it
+    build_index(path, ann=False)
     exact = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
     assert hybrid._cache[str(path.resolve())].ann is None
-    assert exact == by_ann
+    assert exact == updated == by_ann
 
 
 # ---- command line ---------------------------------------------------------------------------------

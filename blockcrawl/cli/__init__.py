@@ -11,7 +11,9 @@ from .._version import __version__
 COMMANDS = ["extract", "crawl", "workers", "sites", "export", "index", "search", "serve", "mcp"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with only, just that subcommand's (importing every command module costs
+    ~2 s: crawl's pulls in aiohttp, extract's the PDF reader; `search` needs neither)."""
     p = argparse.ArgumentParser(
         prog="blockcrawl",
         description="Crawl websites into clean, de-duplicated, heading-aware text blocks and search them.",
@@ -19,13 +21,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"blockcrawl {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else [only]:
         importlib.import_module(f"blockcrawl.cli.{name}_cmd").add_parser(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

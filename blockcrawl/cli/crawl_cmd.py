@@ -7,7 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..pipeline import DEFAULTS, PipelineConfig, tokenizer_for
 
@@ -184,6 +184,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--analysis-timeout", type=_positive(float), default=D.analysis_timeout, metavar="S",
                    help="seconds one page's analysis may take in a worker process; past it the worker is "
                         "replaced and the page recorded as failed 'too complex' (default %(default)g)")
+    g.add_argument("--index", action="store_true",
+                   help="embed chunks for search while crawling, in a process of its own (nice 10), so the "
+                        "crawl ends with the store searchable: 'blockcrawl index' run alongside")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log retries and failures (-vv: debug)")
     p.set_defaults(func=run)
@@ -201,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.urls and not args.resume and not args.recrawl:
         return err("give at least one seed URL (or --resume, --recrawl)")
+    if args.index and args.no_extract:
+        return err("--index needs chunks: drop --no-extract")
     bad = [u for u in args.urls if canonicalize(u.strip()) is None]
     if bad:
         return err(f"not an http(s) URL: {bad[0]}")
@@ -265,6 +270,44 @@ def run(args: argparse.Namespace) -> int:
             return err(f"{store.location} holds no crawl to resume; give seed URLs")
         if args.recrawl and not store.recrawl_pages() and not args.urls:  # realweb
             return err(f"{store.location} holds no pages to recrawl; give seed URLs")
-        stats = crawl(store, cfg, spec)
+        if not args.index:
+            stats = crawl(store, cfg, spec)
+        else:
+            stats, indexed = _crawl_and_index(store, args.store, cfg, spec)
     print(stats.summary(), file=sys.stderr)
+    if args.index:
+        print(indexed, file=sys.stderr)
     return 130 if stats.stopped == "stopped: interrupted" else 0
+
+
+def _crawl_and_index(store: Any, where: str, cfg: Any, spec: PipelineConfig) -> tuple[Any, str]:
+    """crawl() with the live indexer (index.live) beside it, then the final build_index, which takes
+    the indexer's vectors and embeds only what it had not reached."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from ..crawl import crawl
+    from ..index import build_index
+    from ..index.embed import default_embedder
+    from ..index.live import LiveIndexer, PrecomputedEmbedder
+
+    emb = default_embedder()
+    store.begin_index(emb.name, emb.dim)  # the tables the indexer reads exist before the first page
+    with tempfile.TemporaryDirectory(prefix="blockcrawl-live-") as tmp:
+        live = LiveIndexer(where, Path(tmp))
+        try:
+            stats = crawl(store, cfg, spec)
+            t = time.perf_counter()
+            live.finish()
+        finally:
+            live.kill()
+        pre = PrecomputedEmbedder(Path(tmp) / "live-vectors.db", emb)
+        try:
+            st = build_index(store, pre)
+        finally:
+            pre.close()
+    tail = time.perf_counter() - t
+    return stats, (f"indexed {store.location}: {st.chunks} chunks, {pre.hits} embedded during the crawl, "
+                   f"{st.embedded - pre.hits} after it, {st.reused} reused; searchable {tail:.1f} s after "
+                   "the last page")

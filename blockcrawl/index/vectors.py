@@ -48,7 +48,9 @@ class HalfScan:
         self.half: torch.Tensor | None = None
         if len(self.matrix) >= max(1, min_rows):
             self.half = _half_tensor(self.matrix)
-        self.max_norm = float(np.linalg.norm(self.matrix, axis=1).max()) if len(self.matrix) else 0.0
+        # only the float16 scan's bound needs it: a pass over every row (and a temporary as large
+        # as the matrix) that a memory-mapped float32 scan must not pay on each cold start
+        self.max_norm = float(np.linalg.norm(self.matrix, axis=1).max()) if self.half is not None else 0.0
 
     def top(self, query: np.ndarray, n: int, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Row positions and float32 scores of the n rows most similar to query, best first; with

@@ -75,31 +75,39 @@ _hosts_lock = threading.Lock()
 
 
 def vectors_from(rows: list[tuple[int, bytes]], blobs: Iterable[tuple[bytes, bytes]],
-                 dim: int | None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+                 dim: int | None, location: str = "store") -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """(chunk ids ascending, float32 matrix) from the (chunk id, key) mappings in chunk order and a
     stream of (key, vector blob). Two sequential scans joined in Python: a JOIN looks every chunk's
     vector up by its 20-byte key, random B-tree reads that took ~3-5 s at 100k chunks against
-    ~0.5 s for the scans. Chunks with the same text share one stored vector."""
+    ~0.5 s for the scans. Chunks with the same text share one stored vector. A damaged vector
+    (wrong size, NaN: store.vecblob) is left out with one warning; `index` embeds it again."""
     import numpy as np
+
+    from .vecblob import usable, warn_damaged
 
     where: dict[bytes, list[int]] = {}
     for i, (_, key) in enumerate(rows):
         where.setdefault(bytes(key), []).append(i)
     matrix: npt.NDArray[np.float32] | None = None
     filled = np.zeros(len(rows), dtype=bool)
+    damaged = 0
     for key, blob in blobs:
         at = where.get(bytes(key))
         if at is None:
             continue
-        vec = np.frombuffer(blob, dtype=np.float32)
+        vec = usable(blob, dim) if dim else np.frombuffer(blob, dtype=np.float32)
+        if vec is None:
+            damaged += 1
+            continue
         if matrix is None:
             matrix = np.empty((len(rows), len(vec)), dtype=np.float32)
         matrix[at] = vec
         filled[at] = True
+    warn_damaged(damaged, location)
     if matrix is None:
         return np.zeros(0, dtype=np.int64), np.zeros((0, dim or 0), dtype=np.float32)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if not filled.all():  # a mapping without its vector (cannot happen through build_index)
+    if not filled.all():  # a mapping without its vector, or a damaged one
         ids, matrix = ids[filled], matrix[filled]
     return ids, matrix
 

@@ -104,6 +104,16 @@ class ChunkSource(Protocol):
         """Delete vectors no chunk points at; returns how many."""
         ...
 
+    def repair_vectors(self, dim: int) -> int:
+        """Delete stored vectors that are not dim finite float32 values (a damaged row) and the
+        chunk mappings left without a vector, so those chunks are embedded again; returns how many
+        chunks lost their vector. No commit."""
+        ...
+
+    def clear_vectors(self) -> None:
+        """Forget every vector: `index --rebuild`. No commit."""
+        ...
+
     def finish_index(self, generation: int, indexed_at: float) -> None:
         """Record a completed index run and commit."""
         ...

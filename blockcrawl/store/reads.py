@@ -55,13 +55,21 @@ class StoreReads(SqlCore):
 
     @guard
     def load_vectors(self, dim: int | None = None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """(chunk ids ascending, float32 matrix of shape (n, dim)): see vectors_from."""
+        """(chunk ids ascending, float32 matrix of shape (n, dim)): see vectors_from. A store that
+        was indexed but lost its vector tables is NotIndexed, saying so (not "no hits")."""
         with self._reading() as db:
-            if not self._has_table(db, "chunk_vectors"):
+            has = self._has_table(db, "chunk_vectors") and self._has_table(db, "embeddings")
+            meta = self._index_meta(db) if self._has_table(db, "index_meta") else {}
+            if not has and "generation" in meta:
+                raise NotIndexed(f"store {self.location}: its vector tables are missing (was the store edited?); "
+                                 f"run 'blockcrawl index --rebuild --store {self.location}'")
+            if not has:
                 return vectors_from([], [], dim)
+            if not dim:
+                dim = int(meta.get("dim", "0") or 0)
             rows = self._exec(db, "SELECT chunk_id, key FROM chunk_vectors ORDER BY chunk_id").fetchall()
             with self._stream(db, "SELECT key, vec FROM embeddings") as blobs:
-                return vectors_from(rows, blobs, dim)
+                return vectors_from(rows, blobs, dim, self.location)
 
     @guard
     def keyword_ranked(self, query: str, n: int, pages: Sequence[int] | None = None) -> list[tuple[int, float]]:

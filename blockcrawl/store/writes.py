@@ -223,6 +223,28 @@ class StoreWrites(SqlCore):
         self.map_vectors([(cid, bytes(k)) for k, ids in zip(keys, chunk_ids) for cid in ids])
 
     @guard
+    def repair_vectors(self, dim: int) -> int:
+        """Delete stored vectors that are not dim finite float32 values (store.vecblob) and the chunk
+        mappings left pointing at no vector, so the chunks are embedded again; returns how many
+        chunks lost their vector. No commit."""
+        from .vecblob import damaged_keys
+
+        db = self._writable()
+        with self._stream(db, "SELECT key, vec FROM embeddings") as rows:
+            bad = damaged_keys(((bytes(k), bytes(v)) for k, v in rows), dim)
+        if bad:
+            self._many(db, "DELETE FROM embeddings WHERE key = ?", [(k,) for k in bad])
+        return int(self._exec(db, "DELETE FROM chunk_vectors "
+                              "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.key = chunk_vectors.key)").rowcount)
+
+    @guard
+    def clear_vectors(self) -> None:
+        """Forget every vector (index --rebuild). No commit."""
+        db = self._writable()
+        self._exec(db, "DELETE FROM chunk_vectors")
+        self._exec(db, "DELETE FROM embeddings")
+
+    @guard
     def drop_unused_vectors(self) -> int:
         return int(self._exec(self._writable(), "DELETE FROM embeddings "
                               "WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.key = embeddings.key)").rowcount)
