@@ -92,7 +92,7 @@ def test_a_retry_after_of_a_day_is_reported_as_sent():
     (Retry(1.0), True), (Redirected("x"), True), (Skipped(SkipReason.CONTENT_TYPE), True),
     (Skipped(SkipReason.NO_SITEMAP), True), (Skipped(SkipReason.ROBOTS), False),
     (Failed(FailKind.HTTP, "http 404"), False), (Failed(FailKind.REDIRECT_LOOP, "redirect loop", redirect=True), True),
-    (Unchanged(), False), (Gone(), False),
+    (Unchanged(), True), (Gone(), False),  # an unchanged page (304 or the same body) is no new page
 ])
 def test_what_refunds_a_max_pages_fetch(out, want):
     assert refunds(out) is want
@@ -242,6 +242,10 @@ def test_seeding_fresh_resume_and_recrawl():
     assert conditional(rc.baseline[K("/old")]) == {"If-None-Match": "e1"}
     assert conditional(rc.baseline[K("/recent")]) == {"If-Modified-Since": "m"}
     assert conditional((None, None, "h")) is None
+    # the previous run's queued URLs come after the stored pages and the seeds, as they were
+    left = [item("/q1"), item("/old"), item("/q2")]
+    rc = recrawl([], [A + "/"], rows, now=1000.0, max_age=60.0, pending=left)
+    assert [it.url for it in rc.accept] == [K("/old"), K("/"), K("/q1"), K("/q2")] and rc.accept[2].depth == 1
 
 
 # ---------------------------------------------------------------- site models

@@ -114,7 +114,9 @@ class NotStored:
 
 @dataclass(frozen=True, slots=True)
 class Unchanged:
-    """Recrawl: 304, or a 200 with the body stored before."""
+    """Recrawl: 304, or a 200 with the body stored before. Both refund their --max-pages fetch
+    (refunds): the budget counts pages that came in (new or changed); a recrawl of an unchanged
+    600-page site with --max-pages 100 stopped after 0 pages, "600 unchanged" (issue 23, 9a)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +220,10 @@ Event: TypeAlias = "Outcome | Answered | Launched | Requeued | SiteLearned | Cla
 
 def refunds(out: object) -> bool:
     """Whether the fetch does not use up a --max-pages fetch: it brought no page (a retry, a
-    redirect, a body not read for its type, a missing guessed sitemap). The one place that says so."""
-    if isinstance(out, (Retry, Redirected)):
+    redirect, a body not read for its type, a missing guessed sitemap, a recrawled page that has
+    not changed: a 304, and a 200 with the stored body too, since what it costs in bytes is the
+    server's choice, not the page's: see Unchanged). The one place that says so."""
+    if isinstance(out, (Retry, Redirected, Unchanged)):
         return True
     if isinstance(out, Failed):
         return out.redirect

@@ -140,7 +140,7 @@ def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, sto
         return SeedPlan(seeds, accept=[make_item(u, 0) for u in dict.fromkeys(seeds)])
     old = seeding.old_seeds(fr.get_meta("seeds"))
     if cfg.recrawl:
-        return seeding.recrawl(seeds, old, store.recrawl_pages(), now, cfg.max_age)
+        return seeding.recrawl(seeds, old, store.recrawl_pages(), now, cfg.max_age, fr.restore() if fr.size() else ())
     if cfg.resume and fr.size():
         was_recrawl = fr.get_meta("recrawl") == "1"  # an interrupted recrawl goes on as one
         seen = fr.seen_urls()

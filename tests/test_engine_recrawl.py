@@ -1,0 +1,27 @@
+"""Recrawl and --max-pages on the in-memory fetcher (issue 23, 9a and 9b): an unchanged page does
+not use up the budget, and the URLs a capped crawl left queued survive a recrawl."""
+from __future__ import annotations
+
+from blockcrawl.crawl.frontier import QUEUED
+
+from .test_engine import A, Run, hub
+
+
+def test_a_recrawl_of_an_unchanged_site_is_not_stopped_by_its_unchanged_pages(tmp_path):
+    routes = hub(A, 30)
+    first = Run(tmp_path, routes, max_pages=10)
+    assert first.stats.pages == 10
+    queued = sum(st == QUEUED for st, _, _ in first.frontier().values())
+    assert queued == 31 - 10  # the hub's other pages, still queued
+    first.store.close()
+    again = Run(tmp_path, routes, max_pages=10, recrawl=True)
+    st = again.stats
+    # the 10 stored pages answer the same body (no validators): unchanged, refunded; the budget
+    # goes to the 10 next pages the first run left queued (they used to be deleted, and the run
+    # stopped at "page limit: 0 pages ... 10 unchanged")
+    assert st.unchanged == 10 and st.new == 10 and st.pages == 10, st.summary()
+    left = [u for u, (s, _, _) in again.frontier().items() if s == QUEUED]
+    assert len(left) == 31 - 20 + 1 and A + "/sitemap.xml" in left  # the recrawl's own /sitemap.xml guess too
+    again.store.close()
+    final = Run(tmp_path, routes, resume=True)
+    assert final.stats.pages == 11 and not any(s == QUEUED for s, _, _ in final.frontier().values())
