@@ -30,7 +30,7 @@ from blockcrawl.crawl.outcome import (
     Unchanged,
     refunds,
 )
-from blockcrawl.crawl.pagestep import PageRules, decide
+from blockcrawl.crawl.pagestep import PageRules, decide, same_index
 from blockcrawl.crawl.policy import make_policy, scope_of
 from blockcrawl.crawl.politeness import Scheduler
 from blockcrawl.crawl.process import PageOut
@@ -186,6 +186,28 @@ def test_page_decision(pg, robots_tag, rules, want):
     res = FetchResult(A + "/p", 200, body=b"x", robots_tag=robots_tag)
     out = decide(item(), res, pg, pg, "hash", rules=rules, admission=admission(), discovery=None, stored_before=False)
     assert (type(out), len(out.links.items), out.links.nofollow) == want
+
+
+@pytest.mark.parametrize("path,directories,want", [
+    ("/zip/index.html", {K("/zip/"): (K("/zip/"), "h")}, K("/zip/")),  # the directory came first
+    ("/zip/", {K("/zip/"): (K("/zip/INDEX.HTM"), "h")}, K("/zip/INDEX.HTM")),  # the index came first
+    ("/zip/default.aspx", {K("/zip/"): (K("/zip/"), "h")}, K("/zip/")),
+    ("/zip/index.html", {K("/zip/"): (K("/zip/"), "other")}, None),  # another body: a page of its own
+    ("/zip/index.html", {K("/zip/"): (K("/zip/index.html"), "h")}, None),  # itself (a recrawl)
+    ("/zip/about.html", {K("/zip/"): (K("/zip/"), "h")}, None),  # not an index file
+    ("/zip/index.html?x=1", {K("/zip/"): (K("/zip/"), "h")}, None),  # a query: another page
+    ("/other/index.html", {K("/zip/"): (K("/zip/"), "h")}, None),
+])
+def test_a_directory_index_with_the_directorys_body_is_folded_onto_it(path, directories, want):
+    assert same_index(K(path), "h", directories) == want
+    pg = page(["/x"])
+    out = decide(item(path), FetchResult(A + path, 200, body=b"x"), pg, pg, "h", rules=PageRules(),
+                 admission=admission(Known(directories=directories)), discovery=None, stored_before=False)
+    if want is None:
+        assert isinstance(out, Stored)
+    else:  # not stored, its links followed all the same
+        assert isinstance(out, NotStored) and out.why is SkipReason.INDEX and out.detail == "same page as " + want
+        assert len(out.links.items) == 1
 
 
 @pytest.mark.parametrize("kind,only,want", [("article", True, (1, False)), ("listing", True, (0, True)),

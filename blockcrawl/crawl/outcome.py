@@ -10,12 +10,14 @@ forget half of its bookkeeping.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from ..records import Block, Chunk
+    from .fetch import FetchResult
     from .frontier import Item
     from .process import PageOut
     from .robots import HostRules
@@ -64,6 +66,7 @@ class SkipReason(StrEnum):
     NOINDEX = "noindex"  # meta robots / X-Robots-Tag
     CANONICAL = "canonical"  # its rel=canonical is another URL of the host, queued instead
     NOT_ARTICLE = "not article"  # --only-articles: stored without blocks (Stored.not_article)
+    INDEX = "directory index"  # "/d/" and "/d/index.html" with one body: the second is not stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +185,16 @@ class RobotsRead:
 
 
 @dataclass(frozen=True, slots=True)
+class Admitted:
+    """A slice of a page's links (or of a sitemap's URLs) admitted ahead of its outcome, recorded
+    at once so that the next slice sees it: the loop serves the other hosts between slices (the
+    200k links of one page froze every host for 5.2 s in one piece; admission.ADMIT_SLICE)."""
+
+    links: Links
+    listed: bool = False  # a sitemap's pages (Scheduler.add: link-found and listed URLs take turns)
+
+
+@dataclass(frozen=True, slots=True)
 class Answered:
     """An answer came: counted, and the host's health updated (health.HostHealth), whatever is
     decided about the URL (recorded as it arrives, before the page's analysis)."""
@@ -215,7 +228,14 @@ class Claimed:
 Outcome = (Stored | NotStored | Unchanged | Gone | Redirected | Retry | Failed | Skipped | ListRead
            | RobotsRead)
 # what Recorder.apply takes
-Event: TypeAlias = "Outcome | Answered | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
+Event: TypeAlias = "Outcome | Admitted | Answered | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
+
+
+Record = Callable[["Item | None", "FetchResult | None", Event], None]  # Recorder.apply
+
+
+def no_record(it: Item | None, res: FetchResult | None, out: Event) -> None:
+    """A decision run alone (a table test) records nothing."""
 
 
 def refunds(out: object) -> bool:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..store import AnyStore
     from .admission import Admission, Known
     from .discovery import Discovery
+    from .outcome import Record
     from .pagestep import PageStep
     from .policy import UrlPolicy
     from .politeness import Scheduler
@@ -115,7 +116,7 @@ def make_fetcher(cfg: CrawlConfig, policy: UrlPolicy, sched: Scheduler) -> tuple
 def make_steps(cfg: CrawlConfig, spec: PipelineConfig, fetcher: Fetcher, analyzer: Analyzer, sched: Scheduler,
                sitemaps: Sitemaps, admission: Admission, known: Known, models: SiteModels,
                baseline: Mapping[str, Validators], store: AnyStore, clock: Clock, shared: bool,
-               recrawl: bool) -> tuple[Discovery, PageStep]:
+               recrawl: bool, record: Record) -> tuple[Discovery, PageStep]:
     """Discovery and the page step of a crawl. A resumed crawl (or a shared frontier's worker)
     primes each site's dedup state from the store; a resumed crawl or a recrawl sends each site
     its stored model."""
@@ -123,11 +124,12 @@ def make_steps(cfg: CrawlConfig, spec: PipelineConfig, fetcher: Fetcher, analyze
     from .pagestep import PageRules, PageStep
     agent = agent_token(cfg.user_agent)
     discovery = Discovery(fetcher, sched, sitemaps, admission, known, agent, clock, backoff=cfg.backoff,
-                          use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots)
+                          use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots, record=record)
     rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles, spec.extract, agent)
     return discovery, PageStep(analyzer, admission, discovery, models, rules, baseline,
                                block_hashes=store.block_hashes, prime=(cfg.resume or shared) and not recrawl,
-                               send_models=cfg.resume or recrawl, retries=cfg.retries, backoff=cfg.backoff)
+                               send_models=cfg.resume or recrawl, retries=cfg.retries, backoff=cfg.backoff,
+                               record=record)
 
 
 def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, store: AnyStore,
