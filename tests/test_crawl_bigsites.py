@@ -108,3 +108,32 @@ def test_a_page_with_200k_links_does_not_freeze_a_healthy_host(tmp_path):
         assert len(ts) > 100
     finally:
         big.stop(), healthy.stop()
+
+
+def test_a_long_sitemap_is_admitted_in_slices_each_recorded_before_the_next():
+    from blockcrawl.crawl.admission import ADMIT_SLICE
+    from blockcrawl.crawl.clock import FakeClock
+    from blockcrawl.crawl.discovery import Discovery
+    from blockcrawl.crawl.fetch import FetchResult
+    from blockcrawl.crawl.outcome import Admitted, ListRead
+    from blockcrawl.crawl.politeness import Scheduler
+    from blockcrawl.crawl.sitemaps import Sitemaps, make_item
+    a = "http://a.test"
+    known = Known()
+    adm = Admission(known, make_policy(scope_of([a + "/"], "site")), Resolver(), lambda h, u: False, 10)
+    slices: list[int] = []
+
+    def record(it, res, out):  # what Recorder.apply does with a slice: into the seen-set at once
+        assert isinstance(out, Admitted) and out.listed
+        slices.append(len(out.links.items))
+        known.seen.update(i.url for i in out.links.items)
+
+    d = Discovery(None, Scheduler(1, 0.0), Sitemaps(adm.policy, max_files=2, max_depth=3, max_urls=50_000,  # type: ignore[arg-type]
+                  max_bytes=10**8), adm, known, "blockcrawl", FakeClock(), backoff=1.0, use_sitemaps=True, record=record)
+    n = 2 * ADMIT_SLICE + 500
+    urls = [f"{a}/p{i}.html" for i in range(n)]
+    body = ("<urlset>" + "".join(f"<url><loc>{u}</loc></url>" for u in urls) + "</urlset>").encode()
+    out = asyncio.run(d.read_list(make_item(a + "/s.xml", 0, kind="sitemap"), FetchResult(a, 200, body=body)))
+    # all but the last ADMIT_SLICE URLs recorded ahead, a slice at a time; the last in the ListRead
+    assert isinstance(out, ListRead) and slices == [ADMIT_SLICE, 500]
+    assert len(out.items) == ADMIT_SLICE and len(known.seen | {i.url for i in out.items}) == n
