@@ -35,7 +35,7 @@ MAX_SITEMAP_URLS = 50_000  # URLs read from one sitemap file
 # URLs held in the host queues in memory. A queued URL costs about 0.56 KB there (its Item, the
 # deque slot, its seen-set key), and the limits allow 50M URLs: about 28 GB. Past the cap an
 # accepted URL is written to the frontier table as queued all the same, but not held in memory:
-# the run counts it (CrawlStats.not_queued, with one warning) and --resume fetches it (crawl.queues).
+# it is read back when the host queues run dry (crawl.queues; CrawlStats.not_queued counts them).
 MAX_QUEUED = 1_000_000  # about 560 MB
 
 
@@ -181,7 +181,7 @@ class CrawlStats:
     invalid: Counter[str] = field(default_factory=Counter)  # fragment, scheme, empty, malformed
     error_kinds: Counter[str] = field(default_factory=Counter)
     hosts_stopped: int = 0  # hosts given up for this crawl after failing again and again
-    not_queued: int = 0  # URLs accepted past CrawlConfig.max_queued: queued in the store only (--resume)
+    not_queued: int = 0  # URLs accepted past CrawlConfig.max_queued: they waited in the frontier table (crawl.queues)
     bytes: int = 0
     blocks: int = 0
     chunks: int = 0
@@ -217,7 +217,7 @@ class CrawlStats:
                 f"{self.links_new} new, {filt} filtered, {inv} invalid"
                 + (f", {self.nofollow} nofollow" if self.nofollow else "")
                 + (f"; {self.hosts_stopped} hosts stopped after repeated failures" if self.hosts_stopped else "")
-                + (f"; {self.not_queued} URLs over the in-memory queue cap (max_queued) left queued for --resume"
+                + (f"; {self.not_queued} URLs waited in the frontier table (over max_queued in memory)"
                    if self.not_queued else "")
                 + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
                    if self.noindex or self.canonical else "")

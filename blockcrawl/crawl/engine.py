@@ -164,8 +164,8 @@ class Crawler:
                 self._stopped = "stopped: " + self._stopping
                 return
             if not self._inflight and sched.idle() and sched.next_due() is None:
-                if self._learn_sites(None):
-                    continue
+                if self._learn_sites(None) or self.rec.queues.refill():
+                    continue  # sites learned; or URLs that spilled past max_queued read back
                 if shared is None:
                     return  # nothing left anywhere
                 self._commit(force=True)
