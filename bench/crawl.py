@@ -19,6 +19,7 @@ a polite crawler needs > 45 min for that host alone (Scrapy ignores Crawl-delay)
 
     python bench/crawl.py                      # full: 4 x 2,500 pages, latency 20 ms
     python bench/crawl.py --pages 500 --polite-pages 0 --skip scrapy   # quick development run
+    python bench/crawl.py --pages 300 --skip scrapy --skip crawl-only --delay 0.05   # politeness on every host
 """
 from __future__ import annotations
 
@@ -88,6 +89,14 @@ def run_one(a: argparse.Namespace, name: str, cmd: list[str], pages: int, crawl_
            "min gap ms": T.get("min_gap_ms"), "max in flight/host": T.get("max_inflight_per_host"),
            "crawl-delay host min gap ms": ", ".join(f"{hosts[h]['min_gap_ms']} (delay {v}s)" for h, v in delays.items()) or "-",
            "trap (beyond ok)": f"{T.get('trap')} ({T.get('trap_beyond')})", "rc": run["rc"]}
+    if a.send_log:  # the crawler's own send times: websim's stamps run late when its process waits for a CPU
+        from sendlog import min_gaps  # noqa: E402  (bench/)
+        client = min_gaps(str(d / "sends.log")) if (d / "sends.log").exists() else {}
+        res["client_min_gap_ms"] = client
+        (d / "summary.json").write_text(json.dumps(res, indent=1))
+        plain = [v for h, v in client.items() if h not in delays]
+        row["client min gap ms"] = (f"{min(plain) if plain else '-'}"
+                                    + "".join(f", {h}: {client[h]}" for h in delays if h in client)) if client else "-"
     print(f"[{time.strftime('%H:%M:%S')}] {name}: {json.dumps(row)}", file=sys.stderr, flush=True)
     return row
 
@@ -115,6 +124,10 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--per-host", type=int, default=8)
     ap.add_argument("--workers", type=int, default=None, help="blockcrawl --workers (default: its own default)")
+    ap.add_argument("--send-log", action="store_true",
+                    help="log blockcrawl's own send times (bench/sendlog.py) and report its min gap beside websim's")
+    ap.add_argument("--delay", type=float, default=None,
+                    help="blockcrawl --delay (default: its own, 0): min gaps are then checked on every host")
     ap.add_argument("--skip", action="append", default=[], choices=("scrapy", "blockcrawl", "crawl-only"))
     ap.add_argument("--out", default="/tmp/blockcrawl-bench")
     ap.add_argument("--no-netns", action="store_true", help="do not use unshare --net")
@@ -131,10 +144,13 @@ def main() -> None:
     netns = not a.no_netns and os.geteuid() == 0 and subprocess.run(
         ["unshare", "--net", "true"], capture_output=True).returncode == 0
     seeds = [f"http://127.0.0.{2 + h}:{a.port}/" for h in range(a.hosts)]
-    bc = [sys.executable, "-m", "blockcrawl", "crawl", *seeds, "--store", "crawl.db", "--no-progress",
+    runner = [str(REPO / "bench" / "sendlog.py"), "sends.log"] if a.send_log else ["-m", "blockcrawl"]
+    bc = [sys.executable, *runner, "crawl", *seeds, "--store", "crawl.db", "--no-progress",
           "--concurrency", str(a.concurrency), "--per-host", str(a.per_host), "--timeout", "10"]
     if a.workers is not None:
         bc += ["--workers", str(a.workers)]
+    if a.delay is not None:
+        bc += ["--delay", str(a.delay)]
     os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
     scrapy = [sys.executable, str(Path(a.shared) / "anchors" / "scrapy_bench.py"), "--hosts", str(a.hosts),
               "--port", str(a.port), "--delay", "0"]

@@ -8,6 +8,13 @@ time is the whole call from raw bytes (decode + parse + select + blocks + text f
     python bench/extraction.py                     # all sets, all algorithms + trafilatura
     python bench/extraction.py --datasets aeb --algorithms auto --predictions out/
     python bench/extraction.py --datasets cetd --algorithms auto --every 4 --worst 20
+    python bench/extraction.py --algorithms auto --article-rule   # + auto without its type rules
+
+On wcxb-dev (its provenance.tsv gives each page's page_type) every extractor is also scored with
+WCXB's own metric, word F1 (F1 over the lower-cased \\w+ tokens of the text against the gold,
+averaged over pages), per page type: the table after the shingle table. The crawl default
+(PipelineConfig().algorithm) is named there; when it is one of the algorithms run, its column is
+that algorithm's.
 
 --every N scores every Nth page of each set (a quick look while iterating; the numbers to report
 come from full runs); --worst K prints each extractor's K lowest-recall pages of each set with
@@ -18,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -30,7 +38,10 @@ from blockcrawl.extraction.api import extract  # noqa: E402
 from blockcrawl.extraction.registry import ALGORITHMS  # noqa: E402
 
 DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
-DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval")
+DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval", "cetd", "msv", "wcxb-dev")
+WCXB = "wcxb-dev"
+PAGE_TYPES = ("article", "documentation", "service", "forum", "collection", "listing", "product")
+_WORD = re.compile(r"\w+")
 
 
 def selector_algorithms() -> list[str]:
@@ -57,14 +68,57 @@ def page_scores(score, gold: dict, text: str) -> dict:
             "chars": len(text), "gold_chars": len(gold["text"])}
 
 
+def word_f1(gold: str, pred: str) -> float:
+    """WCXB's word-level F1 of one page: lower-cased \\w+ tokens as multisets."""
+    from collections import Counter
+
+    g = Counter(t.lower() for t in _WORD.findall(gold))
+    p = Counter(t.lower() for t in _WORD.findall(pred))
+    if not g and not p:
+        return 1.0
+    common = sum((g & p).values())
+    if not common:
+        return 0.0
+    prec, rec = common / sum(p.values()), common / sum(g.values())
+    return 2 * prec * rec / (prec + rec)
+
+
+def page_types(data: Path) -> dict[str, str]:
+    """wcxb-dev's page_type of each page id (provenance.tsv, `extra` column)."""
+    out: dict[str, str] = {}
+    prov = data / WCXB / "provenance.tsv"
+    if not prov.exists():
+        return out
+    for line in prov.read_text(encoding="utf-8").splitlines()[1:]:
+        cols = line.split("\t")
+        if len(cols) >= 7 and cols[6]:
+            out[cols[0]] = json.loads(cols[6]).get("page_type", "")
+    return out
+
+
+def _article_rule(html, url):  # type: ignore[no-untyped-def]
+    """auto with its page-type rules off: every page selected as an article (the old auto)."""
+    from blockcrawl.extraction import auto
+
+    saved, auto.TYPE_RULES = auto.TYPE_RULES, None
+    try:
+        return extract(html, url, algorithm="auto").text
+    finally:
+        auto.TYPE_RULES = saved
+
+
 def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bool,
-        predictions: Path | None, every: int = 1, worst: int = 0, pages: Path | None = None) -> list[dict]:
+        predictions: Path | None, every: int = 1, worst: int = 0, pages: Path | None = None,
+        article_rule: bool = False, by_type: dict | None = None) -> list[dict]:
+    """by_type: a dict to fill with {extractor: {page type: [word F1 of each page]}} on wcxb-dev."""
     sys.path.insert(0, str(bench))
     import score  # the shared scorer
 
     data = bench / "data"
     extractors = {name: (lambda html, url, name=name: extract(html, url, algorithm=name).text)
                   for name in algorithms}
+    if article_rule:
+        extractors["auto-article"] = _article_rule
     if trafilatura:
         import trafilatura as traf
 
@@ -88,6 +142,14 @@ def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bo
                     text = ""
                 times[name].append(time.perf_counter() - t0)
                 preds[name][rec["id"]] = text
+        if ds == WCXB and by_type is not None:
+            types = page_types(data)
+            for name in extractors:
+                acc = by_type.setdefault(name, {})
+                for g in gold:
+                    f = word_f1(g["text"], preds[name][g["id"]])
+                    acc.setdefault(types.get(g["id"], "?"), []).append(f)
+                    acc.setdefault("all", []).append(f)
         for name in extractors:
             res = score.score(ds, preds[name], gold=gold)
             rows.append({"dataset": ds, "extractor": name, "f1": res["f1"], "precision": res["precision"],
@@ -122,6 +184,19 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def type_table(by_type: dict, crawl_default: str) -> str:
+    """WCXB word F1 per page type (rows) and extractor (columns)."""
+    names = list(by_type)
+    head = [f"{n} (crawl default)" if n == crawl_default else n for n in names]
+    out = ["| page type | pages | " + " | ".join(head) + " |", "|---|---" + "|---" * len(names) + "|"]
+    for t in (*PAGE_TYPES, "all"):
+        vals = [by_type[n].get(t, []) for n in names]
+        if not vals or not vals[0]:
+            continue
+        out.append(f"| {t} | {len(vals[0])} | " + " | ".join(f"{sum(v) / len(v):.3f}" for v in vals) + " |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="Score blockcrawl's main-content algorithms and trafilatura on the shared "
@@ -141,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="print the K pages of lowest recall per set and extractor (stderr)")
     ap.add_argument("--pages", type=Path, metavar="DIR",
                     help="write DIR/<dataset>.<extractor>.jsonl: P, R, F1 and lengths per page")
+    ap.add_argument("--article-rule", action="store_true",
+                    help="also run auto with its page-type rules off (auto-article: the article rule alone)")
     args = ap.parse_args(argv)
     if not (args.bench / "score.py").exists():
         print(f"extraction bench: no score.py under {args.bench} (use --bench DIR)", file=sys.stderr)
@@ -153,9 +230,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.every < 1:
         print("extraction bench: --every takes a number >= 1", file=sys.stderr)
         return 2
+    by_type: dict = {}
     rows = run(args.bench, args.datasets, algorithms, not args.no_trafilatura, args.predictions,
-               args.every, args.worst, args.pages)
+               args.every, args.worst, args.pages, args.article_rule, by_type)
     print(table(rows))
+    if by_type:
+        from blockcrawl.pipeline import PipelineConfig
+
+        crawl = PipelineConfig().algorithm
+        print()
+        print(f"WCXB word F1 on {WCXB} by page type (the crawl's default algorithm is {crawl!r}"
+              + ("" if crawl in by_type else ", not run here") + "):")
+        print(type_table(by_type, crawl))
     traf = {r["dataset"]: r["ms"] for r in rows if r["extractor"] == "trafilatura"}
     if traf:
         print()

@@ -21,10 +21,12 @@ class Block:
     # (body: header line, then one line per row, cells joined by " | "); "infobox" for a key/value
     # table (body: one "key: value" line per row)
     kind: str = "text"
-    # a table's rows as lines that stand alone ("Year: 2003 | Title: Octane | Role: ..."): the
+    # a table's rows as lines that stand alone behind its header ("2003 | Octane | Natasha ..."
+    # under "Year | Title | Role"; "Year: 2003 | Title: Octane | ..." where no header applies): the
     # units a table is chunked by, never cut between two chunks unless one row exceeds the size
     rows: tuple[str, ...] = ()
     caption: str = ""  # a table's <caption>, part of its text's prefix and of every chunk of it
+    header: str = ""  # a table's header line, column names in order: the first line of each of its chunks
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -84,8 +86,10 @@ class PageMeta:
         return asdict(self)
 
 
-# page kinds of the news-page classifier (extraction.nfas); "" when not classified
-PAGE_KINDS = ("article", "listing", "other")
+# page types of the page classifier (extraction.nfas): WCXB's seven, and "other" for a page with
+# no text (and in stores crawled before the seven, for every page neither article nor listing)
+PAGE_TYPES = ("article", "documentation", "service", "forum", "collection", "listing", "product")
+PAGE_KINDS = (*PAGE_TYPES, "other")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +97,8 @@ class PageInfo:
     """Page-level results stored with a page (pages table) and exported by `export --what pages`.
 
     text: the page's main content as Document.text (before site dedup: what the page says).
-    kind, kind_score: the news-page classifier's class and its probability of "article".
+    kind, kind_score: the page type (PAGE_KINDS, extraction.nfas) and its probability of "article";
+    exported as page_type too.
     summary: a few key sentences of an article ("" for other kinds).
     cluster: the site-model cluster the page was extracted with; -1 when `auto` extracted it
     (no model yet, or the page fell back).

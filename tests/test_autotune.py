@@ -88,8 +88,12 @@ def test_prose_spread_over_sections_is_kept_whole():
     assert "Section 3" not in doc.text  # the menu stays out
 
 
-def test_widening_leaves_teaser_sections_out():
-    """Sections whose points are links (a teaser grid) are not brought in by the widening."""
+def test_widening_leaves_teaser_sections_out(monkeypatch):
+    """Sections whose points are links (a teaser grid) are not brought in by the article rule's
+    widening (the page is typed a service page, whose rule keeps every section: tests/test_pagetypes.py)."""
+    from blockcrawl.extraction import auto
+
+    monkeypatch.setattr(auto, "TYPE_RULES", None)
     doc = blockcrawl.extract(_landing_page(links=True))
     assert PROSE[0][:40] in doc.text
     assert PROSE[3][:40] not in doc.text

@@ -8,7 +8,7 @@ import json
 from blockcrawl.cli import main
 from blockcrawl.crawl import process
 from blockcrawl.pipeline import PageResult, PipelineConfig
-from blockcrawl.records import Block, PageInfo, PageMeta
+from blockcrawl.records import PAGE_KINDS, Block, PageInfo, PageMeta
 
 from .crawlsite import Route, Site, page
 
@@ -42,8 +42,9 @@ def test_crawl_stores_page_info_and_export_shows_it(tmp_path, capsys):
         recs = {r["url"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
         assert len(recs) == 3
         for r in recs.values():
-            assert {"text", "kind", "kind_score", "summary", "meta", "cluster"} <= set(r)
+            assert {"text", "kind", "kind_score", "summary", "meta", "cluster", "page_type"} <= set(r)
             assert r["text"] and isinstance(r["meta"], dict) and r["cluster"] == -1
+            assert r["page_type"] == r["kind"] and r["page_type"] in PAGE_KINDS
         assert "harbour authority" in recs[site.origin + "/news/1.html"]["text"]
         assert main(["sites", "--store", db]) == 0  # auto learns no model
         err = capsys.readouterr().err

@@ -16,7 +16,7 @@ from blockcrawl.extraction.nfas import FEATURES, classify, model
 from blockcrawl.extraction.pageinfo import page_info
 from blockcrawl.extraction.summary import MAX_CHARS, sentences, summarize
 from blockcrawl.parse import Dom, load, parse_html
-from blockcrawl.records import PAGE_KINDS, PageInfo, PageMeta
+from blockcrawl.records import PAGE_TYPES, PageInfo, PageMeta
 
 from .scaling import growth
 from .test_auto import PROSE as AUTO_PROSE
@@ -155,7 +155,7 @@ def test_date_normalisation(value, iso):
 
 def test_model_matches_features():
     m = model()
-    assert tuple(m["classes"]) == PAGE_KINDS and len(m["mean"]) == len(FEATURES)
+    assert tuple(m["classes"]) == PAGE_TYPES and len(m["mean"]) == len(FEATURES)
 
 
 def test_classify_article_and_listing():

@@ -53,8 +53,9 @@ def test_table_rows_name_their_cells_and_carry_heading_and_caption():
     t = next(b for b in blocks if b.kind == "table")
     assert t.heading_path == ("Results", "First Division")
     assert t.caption == "League matches"
-    assert t.rows == ("Date: 1 April 1961 | Opponent: Team 1 | Score: 1-1",
-                      "Date: 2 April 1961 | Opponent: Team 2 | Score: 2-1")
+    # rows read behind the header line, which every chunk of the table repeats
+    assert t.header == "Date | Opponent | Score"
+    assert t.rows == ("1 April 1961 | Team 1 | 1-1", "2 April 1961 | Team 2 | 2-1")
     # the text (Document.text) reads as a grid: header once, a line per row
     assert t.body == "Date | Opponent | Score\n1 April 1961 | Team 1 | 1-1\n2 April 1961 | Team 2 | 2-1"
     assert t.text == "First Division > League matches: " + t.body
@@ -67,16 +68,27 @@ def test_spans_groups_bold_headers_and_totals():
             "<tr><td>York</td><td>7</td></tr>"
             "<tr><th>Total</th><th>2 clubs</th><th>11</th></tr></table>")
     t = next(b for b in extract_blocks(html) if b.kind == "table")
-    assert t.rows == ("Premier League | Season: 1999 | Club: Leeds | Goals: 4",
-                      "Premier League | Season: 1999 | Club: York | Goals: 7",  # the rowspan, repeated
-                      "Premier League | Season: Total | Club: 2 clubs | Goals: 11")  # a total, no header
+    assert t.header == "Season | Club | Goals"
+    assert t.rows == ("Premier League: 1999 | Leeds | 4",
+                      "Premier League: 1999 | York | 7",  # the rowspan, repeated
+                      "Premier League: Total | 2 clubs | 11")  # a total, no header
 
 
 def test_two_header_rows_nest_their_names():
     html = ("<table><tr><th rowspan=2>Year</th><th colspan=2>Chart</th></tr><tr><th>UK</th><th>US</th></tr>"
             "<tr><td>2004</td><td>45</td><td>—</td></tr></table>")
     t = next(b for b in extract_blocks(html) if b.kind == "table")
-    assert t.rows == ("Year: 2004 | Chart / UK: 45 | Chart / US: —",)
+    assert t.header == "Year | Chart / UK | Chart / US"
+    assert t.rows == ("2004 | 45 | —",)
+
+
+def test_rows_under_a_later_header_name_their_cells():
+    html = ("<table><tr><th>Year</th><th>Album</th></tr><tr><td>2001</td><td>A</td></tr>"
+            "<tr><th>Single</th><th>Chart</th></tr><tr><td>B</td><td>3</td></tr>"
+            "<tr><td>C</td><td></td><td>x</td></tr></table>")
+    t = next(b for b in extract_blocks(html) if b.kind == "table")
+    assert t.header == "Year | Album"
+    assert t.rows == ("2001 | A", "Single: B | Chart: 3", "Single: C | x")
 
 
 def test_infobox_is_key_value_lines():
@@ -85,6 +97,7 @@ def test_infobox_is_key_value_lines():
             "<tr><th>Occupation</th><td>Actress, model</td></tr></table>")
     t = next(b for b in extract_blocks(html) if b.kind == "infobox")
     assert t.rows == ("Mischa Barton", "Born: 24 January 1986 London", "Occupation: Actress, model")
+    assert t.header == ""
     assert t.body == "\n".join(t.rows)
 
 
@@ -98,7 +111,8 @@ def test_auto_keeps_a_link_dense_table_after_the_article():
     assert "6 April 1961 | Team 6 | 2-1" in doc.text  # rows as lines in the text
     assert "buy" not in doc.text  # a table in page furniture stays out
     res = SitePipeline(mode="main", tokenizer="words").process(html, "https://x.test/")
-    assert any("Date: 6 April 1961 | Opponent: Team 6 | Score: 2-1" in c.text for c in res.chunks)
+    assert any("Date | Opponent | Score\n" in c.text and "\n6 April 1961 | Team 6 | 2-1" in c.text
+               for c in res.chunks)
 
 
 def test_table_chunks_hold_whole_rows_behind_the_heading_and_caption():
@@ -112,7 +126,8 @@ def test_table_chunks_hold_whole_rows_behind_the_heading_and_caption():
     for c in chunks:
         assert c.text.startswith("Results > League matches: ")
         assert c.context == "Example FC"  # the h1 repeats the title: the heading stands for it
-        lines = c.text.removeprefix("Results > League matches: ").split("\n")
+        head, *lines = c.text.removeprefix("Results > League matches: ").split("\n")
+        assert head == "Date | Opponent | Score"  # the header line first in every chunk
         assert all(line in rows for line in lines)  # never a cut row
         seen += lines
         assert TOK.count([c.embed_text])[0] <= 60
@@ -125,7 +140,8 @@ def test_a_row_longer_than_the_chunk_is_split_like_text():
            "<tr><td>B</td><td>short</td></tr></table>"
     chunks = chunk_blocks(extract_blocks(html), size=50, overlap=5, tokenizer=TOK)
     assert len(chunks) >= 4
-    assert chunks[-1].text == "Name: B | Notes: short"
+    assert chunks[-1].text == "Name | Notes\nB | short"
+    assert all(c.text.startswith("Name | Notes\n") for c in chunks)
     assert all(c.n_tokens <= 50 for c in chunks)
 
 
@@ -199,3 +215,26 @@ def test_text_chunks_end_between_sentences():
     chunks = [t for t, _ in split_text(short + " " + long, size=50, overlap=10, tokenizer=TOK)]
     assert chunks[0] == short
     assert chunks[-1].endswith(long)
+
+
+def test_a_table_is_chunked_as_runs_of_rows_not_a_row_per_chunk():
+    # A filmography as Wikipedia writes it. Before, every row named its cells ("Year: 2003 | Title:
+    # Octane | Role: ... | Notes: ..."): 40 rows took 4 chunks of 200 model tokens, now 3 (on 300
+    # Wikipedia pages a table chunk held 3.8 rows, now 6.0).
+    from blockcrawl.chunk import default_tokenizer
+
+    films = "".join(f"<tr><td>{1990 + i}</td><td><i>Film number {i}</i></td><td>Character {i}</td>"
+                    f"<td>{'Television film' if i % 3 else ''}</td></tr>" for i in range(40))
+    html = page("<h1>Some Actor</h1><h2>Filmography</h2><table class='wikitable'><caption>Film</caption>"
+                "<tr><th>Year</th><th>Title</th><th>Role</th><th>Notes</th></tr>" + films + "</table>")
+    blocks = extract_blocks(html)
+    chunks = [c for c in chunk_blocks(blocks, tokenizer=default_tokenizer(), title="Some Actor - Wiki")
+              if c.heading_path == ("Some Actor", "Filmography")]
+    assert 2 <= len(chunks) <= 3
+    rows = []
+    for c in chunks:
+        head, *lines = c.text.removeprefix("Filmography > Film: ").split("\n")
+        assert head == "Year | Title | Role | Notes"
+        rows += lines
+    assert rows == [f"{1990 + i} | Film number {i} | Character {i}" + (" | Television film" if i % 3 else "")
+                    for i in range(40)]

@@ -195,17 +195,8 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
                 k = sent[s]
         return k
 
-    out: list[tuple[str, int]] = []
-    i = 0
-    new_from = 0  # the first word the previous chunk did not hold
-    while i < n:
-        k = end_of(i)
-        if k < n and k not in sent_set and i < new_from:
-            # the overlap's lead-in pushed a sentence past the end: without it, it may fit whole
-            k2 = end_of(new_from)
-            if k2 == n or k2 in sent_set:
-                i, k = new_from, k2
-        new_from = k
+    def measured(i: int, k: int) -> tuple[int, int]:
+        """(end, tokens) of the chunk [i, k): counted as it is where an edge cuts a word."""
         n_tok = cum[k] - cum[i]
         if odd or i in glued or k in glued:
             # A chunk edge inside a word: word pieces are not additive there ("##" pieces of the
@@ -218,6 +209,27 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
                 if n_tok <= size or k == i + 1:
                     break
                 k -= 1
+        return k, n_tok
+
+    out: list[tuple[str, int]] = []
+    i = 0
+    new_from = 0  # the first word the previous chunk did not hold
+    while i < n:
+        k = end_of(i)
+        if k < n and k not in sent_set and i < new_from:
+            # the overlap's lead-in pushed a sentence past the end: without it, it may fit whole
+            k2 = end_of(new_from)
+            if k2 == n or k2 in sent_set:
+                i, k = new_from, k2
+        k, n_tok = measured(i, k)
+        if k <= new_from and i < new_from:
+            # The overlap would end where the previous chunk ended (or before): a chunk contained
+            # in its neighbour, and then the next, one word shorter each time, when the unit after
+            # it does not fit beside the overlap (a long URL or code token after a sentence).
+            # 4,428 of 23,548 chunks (19%) of a docs site were such copies. No overlap there.
+            i = new_from
+            k, n_tok = measured(i, end_of(i))
+        new_from = k
         out.append((text[starts[i]:ends[k - 1]], n_tok))
         if k >= n:
             break
@@ -260,25 +272,31 @@ def chunk_context(title: str, block: Block, heading: str = "") -> str:
 
 
 def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, overlap: int,
-               tok: Tokenizer) -> list[tuple[str, int]]:
-    """Whole rows packed into pieces of at most budget tokens, in order, no overlap (every row
-    carries its column names, so none needs its neighbour); a row over budget is split like text
-    (with overlap), on its own."""
+               tok: Tokenizer, lead: str = "", lead_n: int = 0) -> list[tuple[str, int]]:
+    """Whole rows packed into pieces of at most budget tokens, in order, no overlap (each row reads
+    on its own behind lead, the table's header line, which begins every piece: lead_n of its
+    tokens count against the budget); a row over what is left is split like text (with overlap),
+    each part behind lead. A lead over half the budget is left out (rows then go bare)."""
+    if lead and lead_n > budget // 2:
+        lead, lead_n = "", 0
+    room = budget - lead_n
+    head = [lead] if lead else []
     out: list[tuple[str, int]] = []
     cur: list[str] = []
     n = 0
     for row, counts in zip(rows, row_counts):
         c = sum(counts)
-        if cur and n + c > budget:
-            out.append(("\n".join(cur), n))
+        if cur and n + c > room:
+            out.append(("\n".join(head + cur), n + lead_n))
             cur, n = [], 0
-        if c > budget:
-            out.extend(split_text(row, budget, min(overlap, budget - 1), tok, counts=counts))
+        if c > room:
+            out.extend(("\n".join([*head, t]), m + lead_n)
+                       for t, m in split_text(row, room, min(overlap, room - 1), tok, counts=counts))
             continue
         cur.append(row)
         n += c
     if cur:
-        out.append(("\n".join(cur), n))
+        out.append(("\n".join(head + cur), n + lead_n))
     return out
 
 
@@ -286,21 +304,25 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
                  tokenizer: Tokenizer | None = None, title: str = "", heading: str = "") -> list[Chunk]:
     """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
     carries the block's heading prefix so it reads on its own, and its context (chunk_context:
-    title, the page's heading if they do not say it, and outer headings) for the embedding;
-    size bounds the two together (n_tokens counts the text alone, as before).
-    A table's chunks are its rows packed whole (Block.rows), each chunk behind the table's
-    heading and caption."""
+    title, the page's heading if they do not say it, and outer headings) for the embedding; size
+    bounds the two together (n_tokens counts the text alone, as before).
+    A table's chunks are runs of its rows packed whole (Block.rows) up to size, each chunk behind
+    the table's heading and caption, its header line first (Block.header)."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
     # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
     prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
     contexts = [chunk_context(title, b, heading) for b in blocks]
     nb = len(blocks)
-    table_rows = [r for b in blocks if b.kind in TABLE_KINDS and b.rows for r in b.rows]
-    # Tokens per word of every body, prefix, context (with its " >") and table row in one call.
+    tables = [b for b in blocks if b.kind in TABLE_KINDS and b.rows]
+    table_rows = [r for b in tables for r in b.rows]
+    # Tokens per word of every body, prefix, context (with its " >"), table header and row in one call.
     counts = word_counts(tok, [b.body for b in blocks] + prefixes
-                         + [c + CONTEXT_SEP.rstrip() if c else "" for c in contexts] + table_rows)
-    row_counts = counts[3 * nb:]
+                         + [c + CONTEXT_SEP.rstrip() if c else "" for c in contexts]
+                         + [b.header for b in tables] + table_rows)
+    header_n = [sum(c) for c in counts[3 * nb:3 * nb + len(tables)]]
+    row_counts = counts[3 * nb + len(tables):]
+    n_table = 0
     chunks: list[Chunk] = []
     first_row = 0
     for k, (b, prefix) in enumerate(zip(blocks, prefixes)):
@@ -313,8 +335,10 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
         if b.kind in TABLE_KINDS and b.rows:
             rc = row_counts[first_row:first_row + len(b.rows)]
             first_row += len(b.rows)
-            if reserve <= size // 2:  # rows whole, in the form that names every cell
-                pieces = _pack_rows(b.rows, rc, size - reserve, overlap, tok)
+            lead_n = header_n[n_table]
+            n_table += 1
+            if reserve <= size // 2:  # rows whole, each chunk behind the header line
+                pieces = _pack_rows(b.rows, rc, size - reserve, overlap, tok, b.header, lead_n)
                 for idx, (text, n) in enumerate(pieces):
                     chunks.append(Chunk(prefix + text, b.url, b.heading_path, b.position, idx, b.hash,
                                         n + own, context))

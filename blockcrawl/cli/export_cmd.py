@@ -42,7 +42,10 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "markdown":
             _markdown(store, out)
             return 0
+        pages = args.what == "pages"
         for rec in store.records(args.what):
+            if pages:  # the page type (records.PAGE_KINDS) by its name; "other" when not typed
+                rec["page_type"] = rec.get("kind") or "other"
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return 0
 

@@ -5,6 +5,8 @@ import argparse
 import json
 import sys
 
+from ..records import PAGE_KINDS
+
 MODES = ("hybrid", "vector", "keyword")  # repeated here: importing the search package costs numpy
 
 EXAMPLES = """examples:
@@ -37,14 +39,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--mode", choices=MODES, default="hybrid", help="ranking (default hybrid)")
     p.add_argument("--site", metavar="HOST", help="only pages on HOST or its subdomains (a port must match)")
     p.add_argument("--url-prefix", metavar="URL", help="only pages whose URL starts with URL")
-    p.add_argument("--kind", choices=("article", "listing", "other"),
-                   help="only pages the crawl classified so (page info, stores crawled since schema 5)")
+    p.add_argument("--kind", choices=PAGE_KINDS,
+                   help="only pages of this type (the crawl's page info: article, documentation, service, "
+                        "forum, collection, listing, product; stores crawled before typed pages "
+                        "article, listing or other)")
     p.add_argument("--lang", metavar="TAG", help="only pages in this language (en also takes en-gb)")
     p.add_argument("--since", metavar="DATE", help="only pages published on or after DATE (ISO 8601: 2024-03-01)")
     p.add_argument("--offset", type=int, default=0, metavar="N",
                    help="skip the first N hits: the next page of results (offset + k at most 300)")
     p.add_argument("--per-page", type=int, default=3, metavar="N",
-                   help="at most N hits from one web page (default 3; 0 = no limit)")
+                   help="at most N hits from one web page (default 3, except for a best page that stands "
+                        "clear of the rest; 0 = no limit)")
     p.add_argument("--context", metavar="block|N",
                    help="also print the hit's whole block, or N (1-5) neighbouring chunks either side")
     p.add_argument("--context-tokens", type=int, metavar="N",

@@ -180,9 +180,65 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
         keep = _json_ld(dom)
     if keep is None:
         # Nothing reads like an article: keep whatever text is not page furniture.
-        dead, _ = _furniture(dom, f, strict=True)
-        tags, tl = dom.tag, f.text_len
-        keep = [tags[j] == TEXT and tl[j] > 0 and not dead[j] for j in range(n)]
+        keep = _whole(dom, f, region=False)
+    if TYPE_RULES:
+        from .nfas import page_type
+
+        rule = TYPE_RULES.get(page_type(dom, keep))
+        if rule is not None:
+            typed = _typed(dom, f, rule, keep_title)
+            if typed is not None and any(typed):
+                keep = typed
+    return keep
+
+
+# The page type (nfas.page_type: WCXB's seven, classified from the article mask's text and the
+# page's URL, structure and declared types) picks the rule its main content is selected by.
+# WCXB word F1 on wcxb-dev by type, the article rule -> this one, with the true type
+# (docs/algorithms.md, "Page types"): documentation .902 -> .935 ("region"), listing .403 -> .739
+# ("region"), collection .510 -> .685 ("page"), service .757 -> .815 ("wide"), forum .767 -> .780
+# and product .625 -> .635 ("mild").
+# region: the text outside page furniture inside <main> (or role=main) when it holds text, else
+#   the page's: a docs page's whole body, a listing's items and teasers;
+# page: the text outside page furniture anywhere on the page: a collection's entries;
+# wide: the article rule widened to ancestors holding up to 80% of the page's prose and half
+#   their text in links, with no link-dense container dropped inside: a service page's sections;
+# mild: as wide, but link-dense containers inside are dropped at higher densities (a forum's
+#   posts with their authors, a product's description, specifications and price).
+# None (or {}) turns the type rules off: every page is selected as an article.
+TYPE_RULES: dict[str, str] | None = {
+    "documentation": "region", "listing": "region", "collection": "page", "service": "wide",
+    "forum": "mild", "product": "mild"}
+_WIDE = {"wide": (0.8, 0.5, (1.01, 1.01, 1.01)), "mild": (0.8, 0.5, (0.5, 0.6, 0.8))}
+REGION_TEXT = 200  # a <main> element holding less text than this is no region
+
+
+def _typed(dom: Dom, f: Features, rule: str, keep_title: bool) -> list[bool] | None:
+    if rule in _WIDE:
+        cover, cover_ld, junk_ld = _WIDE[rule]
+        return _select(dom, f, strict=True, keep_title=keep_title, cover=cover, cover_ld=cover_ld,
+                       junk_ld=junk_ld)
+    return _whole(dom, f, region=rule == "region")
+
+
+def _whole(dom: Dom, f: Features, region: bool) -> list[bool]:
+    """The text outside page furniture, inside the <main> region when region is set and the page
+    has one holding text."""
+    n = len(dom)
+    dead, _ = _furniture(dom, f, strict=True)
+    tags, tl = dom.tag, f.text_len
+    lo, hi = 0, n
+    if region:
+        attrs = dom.attrs
+        for i in range(n):
+            a = attrs[i]
+            if tags[i] == "main" or (a is not None and a.get("role") == "main"):
+                if tl[i] >= REGION_TEXT:
+                    lo, hi = i, dom.end[i]
+                break
+    keep = [False] * n
+    for j in range(lo, hi):
+        keep[j] = tags[j] == TEXT and tl[j] > 0 and not dead[j]
     return keep
 
 
@@ -277,8 +333,14 @@ def _folded(dom: Dom, i: int) -> bool:
 
 
 def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False,
-            trace: dict[str, object] | None = None) -> list[bool] | None:
-    """trace: a dict to fill with the chosen candidate, article top and roots (bench/auto_diag.py)."""
+            trace: dict[str, object] | None = None, cover: float | None = None,
+            cover_ld: float | None = None, junk_ld: tuple[float, float, float] | None = None
+            ) -> list[bool] | None:
+    """trace: a dict to fill with the chosen candidate, article top and roots (bench/auto_diag.py).
+    cover, cover_ld, junk_ld: COVER, COVER_LD and JUNK_LD for this call (a page type's rule)."""
+    cover = COVER if cover is None else cover
+    cover_ld = COVER_LD if cover_ld is None else cover_ld
+    junk_ld = JUNK_LD if junk_ld is None else junk_ld
     n = len(dom)
     tags, parent, ends, skipped = dom.tag, dom.parent, dom.end, dom.skipped
     tl, ll, cm = f.text_len, f.link_len, f.commas
@@ -371,8 +433,8 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False,
     # a menu column) nor more junk than prose.
     body = dom.body()
     a = parent[top]
-    while prose[top] < COVER * prose[body] and a >= 0 and tags[a] != "html":
-        if lraw[a] > COVER_LD * live[a] or live[a] - prose[a] > prose[a]:
+    while prose[top] < cover * prose[body] and a >= 0 and tags[a] != "html":
+        if lraw[a] > cover_ld * live[a] or live[a] - prose[a] > prose[a]:
             break
         top = a
         a = parent[a]
@@ -427,7 +489,7 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False,
                 continue
             if j in tables:
                 table_end = ends[j]  # a data table is kept whole: no cell is junk
-            if tag in DROP_TAGS or (j != r and j >= table_end and (_junk(dom, j, live, blink, cm, weight)
+            if tag in DROP_TAGS or (j != r and j >= table_end and (_junk(dom, j, live, blink, cm, weight, junk_ld)
                                                                    or _removable(dom, j, tl, limit))):
                 j = ends[j]
                 continue
@@ -509,7 +571,7 @@ _CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", 
 
 
 def _junk(dom: Dom, i: int, live: list[int], blink: list[float], cm: list[int],
-          weight: dict[int, int]) -> bool:
+          weight: dict[int, int], junk_ld: tuple[float, float, float] = JUNK_LD) -> bool:
     """Readability's conditional cleaning: a container that is mostly links and little prose
     (link density counts link blocks whole and links inside prose a little)."""
     t = dom.tag[i]
@@ -524,11 +586,11 @@ def _junk(dom: Dom, i: int, live: list[int], blink: list[float], cm: list[int],
     if w is None:
         w = _weight(_names(dom, i))
     ld = blink[i] / text
-    if w < 0 and ld > JUNK_LD[0]:
+    if w < 0 and ld > junk_ld[0]:
         return True
-    if w < 25 and ld > JUNK_LD[1]:
+    if w < 25 and ld > junk_ld[1]:
         return True
-    return ld > JUNK_LD[2]
+    return ld > junk_ld[2]
 
 
 def article_body(dom: Dom) -> str | None:

@@ -1,32 +1,37 @@
-"""NFaS page kinds (seed 004): is a page an article (one piece of writing: news story, blog post,
-encyclopedia entry), a listing (index, tag, category, search, collection pages: many teasers
-linking elsewhere), or other (product, forum, service, documentation pages)?
+"""NFaS page kinds (seed 004), grown to WCXB's seven page types: article (one piece of writing:
+news story, blog post, encyclopedia entry), documentation, service (a business's pages about what
+it offers), forum (a thread of posts), collection (a curated set of entries: a gallery, a
+category of products), listing (index, tag, search pages: many teasers linking elsewhere) and
+product (one thing for sale). "other" is left for a page with no text (nothing parsed).
 
 Features as the seed names them: URL (a date in the path, a long numeric id, a word slug, depth,
-listing words such as /tag/ or /category/), structure (links and link density of the page, prose
-text nodes, <article>/<li>/<time>/form counts, the share of the page's text inside <p> and inside
-table cells, elements classed price or cart) and content (length of the main text, its
-paragraphs and sentences, digits and currency signs), plus what the page declares (og:type,
-JSON-LD @type, a published date, an author). The model is multinomial logistic regression over
-standardised features, fitted by bench/nfas.py on labelled development pages (bench/nfas_labels.tsv;
-leave-one-data-set-out numbers in docs/algorithms.md) and stored in data/nfas.json; scoring is
-a few dot products in pure Python (no numpy import in the crawl workers). A page is an article
-when P(article) reaches the model's article_threshold (where precision and recall meet on
-out-of-fold predictions of the training pages: 0.49; on the model's own training pages, which it
-scores too confidently, the cut was 0.57 and cost 2.5 points of held-out recall), else the
-likelier of listing and other.
+listing words such as /tag/ or /category/, forum, docs and shop words), structure (links and link
+density of the page, prose text nodes, <article>/<li>/<time>/form counts, the share of the page's
+text inside <p> and inside table cells, elements classed price or cart) and content (length of
+the main text, its paragraphs and sentences, digits and currency signs, calls to action, forum
+words), plus what the page declares (og:type, JSON-LD @type, a published date, an author): no
+site names. The model is multinomial logistic regression over standardised features, fitted by
+bench/nfas.py on labelled development pages (bench/nfas_labels.tsv: WCXB's page_type for
+wcxb-dev, article for the article sets) and stored in data/nfas.json; scoring is a few dot
+products in pure Python (no numpy import in the crawl workers). The type is the likeliest class;
+held out by site folds it is right for 0.81 of wcxb-dev's pages (docs/algorithms.md, "Page
+types").
+
+auto (extraction/auto.py) classifies each page from its article mask (page_type) and selects
+the main content by the type's rule; page_info reuses that decision for the same Dom.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..parse import Dom
+from ..parse import TEXT, Dom
 from ..records import PageMeta
 from .jsonld import walk
 from .metadata import Scan, is_article_type, ld_types, meta_from_scan, scan
@@ -174,15 +179,69 @@ def predict(x: list[float]) -> dict[str, float]:
 
 
 def classify_scan(dom: Dom, text: str, s: Scan, meta: PageMeta) -> tuple[str, float]:
+    """(type, P(article)): the likeliest of the model's classes."""
     p = predict(features(dom, text, s, meta))
-    pa = p.get("article", 0.0)
-    if pa >= model().get("article_threshold", 0.5):
-        return "article", pa
-    return ("listing" if p.get("listing", 0.0) >= p.get("other", 0.0) else "other"), pa
+    return max(p, key=lambda c: p[c]), p.get("article", 0.0)
+
+
+def mask_text(dom: Dom, keep: Sequence[bool]) -> str:
+    """The kept text of a page as the classifier reads it: the text nodes of each block-level
+    element joined by spaces, blocks separated by blank lines (paragraph counts). Cheaper than
+    the blocks of extraction.api and fitted on the same (bench/nfas.py)."""
+    tags, texts, parent = dom.tag, dom.text, dom.parent
+    n = len(dom)
+    owner = [0] * n  # the block-level element a node's text belongs to, top-down: O(n) at any depth
+    parts: list[str] = []
+    cur: list[str] = []
+    last = -1
+    for j in range(n):
+        p = parent[j]
+        owner[j] = j if tags[j] in _BLOCKS or p < 0 else owner[p]
+        if not keep[j] or tags[j] != TEXT:
+            continue
+        t = texts[j].strip()
+        if not t:
+            continue
+        b = owner[j]
+        if b != last and cur:
+            parts.append(" ".join(cur))
+            cur = []
+        last = b
+        cur.append(t)
+    if cur:
+        parts.append(" ".join(cur))
+    return "\n\n".join(parts)
+
+
+_BLOCKS = frozenset({"p", "div", "li", "td", "th", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5",
+                     "h6", "section", "article", "main", "dd", "dt", "figcaption", "caption", "body",
+                     "table", "ul", "ol", "dl", "header", "footer", "nav", "aside", "tr", "form",
+                     "address", "details", "summary", "figure"})
+# The last page typed (page_type), for page_info on the same Dom: the crawl and extract() type a
+# page while selecting its main content, then describe it; the scan (~2 ms) is done once.
+_LAST: list[tuple[Dom, str, float, Scan, PageMeta]] = []
+
+
+def page_type(dom: Dom, keep: Sequence[bool]) -> str:
+    """The type of a page whose article mask (auto's article rule) is keep; remembered with the
+    page's scan for page_info (last_type)."""
+    s = scan(dom)
+    meta = meta_from_scan(dom, s)
+    kind, pa = classify_scan(dom, mask_text(dom, keep), s, meta)
+    _LAST[:] = [(dom, kind, pa, s, meta)]
+    return kind
+
+
+def last_type(dom: Dom) -> tuple[str, float, Scan, PageMeta] | None:
+    """(type, P(article), scan, metadata) of dom if page_type typed it last, else None."""
+    if _LAST and _LAST[0][0] is dom:
+        _, kind, pa, s, meta = _LAST[0]
+        return kind, pa, s, meta
+    return None
 
 
 def classify(dom: Dom, text: str) -> tuple[str, float]:
-    """(kind, P(article)) of a page: kind one of records.PAGE_KINDS; text is its main content
+    """(type, P(article)) of a page: one of records.PAGE_TYPES; text is its main content
     (Document.text). An empty page is "other" with score 0."""
     if not len(dom):
         return "other", 0.0

@@ -1,5 +1,6 @@
 """page_info: the page-level results stored with a page (records.PageInfo): its metadata
-(metadata.py), its kind and P(article) (nfas.py), and for an article its key sentences
+(metadata.py), its page type and P(article) (nfas.py; the type auto selected the page by, when
+auto extracted this Dom), and for an article its key sentences
 (summary.py). The page is walked once (metadata.scan) for both the metadata and the
 classifier's structure features."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 from ..parse import Dom
 from ..records import PageInfo
 from .metadata import meta_from_scan, scan
-from .nfas import classify_scan
+from .nfas import classify_scan, last_type
 from .summary import summarize
 
 SUMMARY_SENTENCES = 3
@@ -23,15 +24,19 @@ def page_info(dom: Dom, text: str, cluster: int = -1, memo: dict[int, Any] | Non
     the walk is ~2 ms of the ~3.5 ms this takes on a news page)."""
     if not len(dom):
         return PageInfo(text=text, kind="other", kind_score=0.0, cluster=cluster)
+    typed = last_type(dom)
     known = memo.get(id(dom)) if memo is not None else None
-    if known is not None and known[0] is dom:
+    if typed is not None:
+        kind, score, s, meta = typed  # auto typed this page while selecting its main content
+    elif known is not None and known[0] is dom:
         _, s, meta = known
+        kind, score = classify_scan(dom, text, s, meta)
     else:
         s = scan(dom)
         meta = meta_from_scan(dom, s)
-        if memo is not None:
-            memo[id(dom)] = (dom, s, meta)
-    kind, score = classify_scan(dom, text, s, meta)
+        kind, score = classify_scan(dom, text, s, meta)
+    if memo is not None:
+        memo[id(dom)] = (dom, s, meta)
     summary = summarize(text, SUMMARY_SENTENCES) if kind == "article" else ""
     return PageInfo(text=text, kind=kind, kind_score=round(score, 4), summary=summary, meta=meta,
                     cluster=cluster)

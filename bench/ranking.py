@@ -1,0 +1,154 @@
+"""Tuning search's ranking on wtq-dev (issue 22 item 1): fusion constants, per-page limit, title
+and heading boost, chosen with leave-some-pages-out and reported on the pages held out.
+
+Builds the `main` row of bench/tables.py (the crawl's default chunks) for the first --pages pages,
+embeds it through tables.CachedEmbedder, then reads once per question the vector and keyword
+candidate lists search() fuses (top 300 each) and replays blockcrawl.retrieval.hybrid.rank over
+them for every setting of a grid: a setting costs Python over the lists, not a search.
+Folds: the pages in --folds groups by id; a setting is chosen on the other groups' questions (best
+strict R@5, ties to the simpler setting) and scored on the group's own. Reads
+/work/shared/bench/data/wtq-dev (override with --data or BLOCKCRAWL_BENCH_DATA).
+
+Run: PYTHONPATH=. python bench/ranking.py --pages 100 [--folds 5]
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import tables  # noqa: E402
+
+from blockcrawl.retrieval.hybrid import Ranking, rank  # noqa: E402
+
+N = 300  # candidates per list, as search's middle tier
+
+
+def candidates(path: Path, queries: list[dict[str, Any]], embedder: Any) -> tuple[list[Any], dict[int, Any]]:
+    from blockcrawl.retrieval.hybrid import _vector_ranked, _vectors
+    from blockcrawl.store import Store
+
+    lists = []
+    with Store(path, readonly=True) as st:
+        loaded = _vectors(st, st.index_meta())
+        qtexts = [q["title"] + ": " + q["query"] for q in queries]
+        qv = embedder.embed(qtexts)
+        ids: set[int] = set()
+        for text, v in zip(qtexts, qv):
+            vec = _vector_ranked(loaded, v, N)
+            kw = st.keyword_ranked(text, N)
+            lists.append((text, vec, kw))
+            ids.update(c for c, _ in vec)
+            ids.update(c for c, _ in kw)
+        info = st.chunks_by_id(sorted(ids))
+    return lists, info
+
+
+def score(ranking: Ranking, mode: str, qs: list[dict[str, Any]], lists: list[Any], info: dict[int, Any],
+          url_of: dict[str, str], ntok: dict[int, int]) -> dict[str, float]:
+    r1 = r5 = rb = 0
+    for q, (text, vec, kw) in zip(qs, lists):
+        hits = rank(ranking, mode, text, vec, kw, info, 10)
+        a = tables.norm(q["answer"])
+        good = [info[c].url == url_of[q["page"]] and a in tables.norm(info[c].text) for c in hits]
+        r1 += any(good[:1])
+        r5 += any(good[:5])
+        used = 0
+        for g, c in zip(good, hits):
+            used += ntok[c]
+            if used > tables.BUDGET:
+                break
+            if g:
+                rb += 1
+                break
+    n = max(1, len(qs))
+    return {"R@1": r1 / n, "R@5": r5 / n, "R@budget": rb / n}
+
+
+def grid(mode: str) -> list[Ranking]:
+    out = []
+    fusion = [(60, 1.0), (20, 1.0), (60, 2.0), (60, 0.5)] if mode == "hybrid" else [(60, 1.0)]
+    titles = (0.0, 1.0, 2.0) if mode == "hybrid" else (0.0, 1.0, 2.0, 4.0)
+    for (k, wv), tw, pp, clear in itertools.product(fusion, titles, (3, 5, 0), (0.0, 0.1, 0.2)):
+        if pp == 0 and clear:
+            continue
+        out.append(Ranking(rrf_k=k, vector_weight=wv, title_weight=tw, per_page=pp, clear_margin=clear))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=tables.DEFAULT_DATA)
+    ap.add_argument("--pages", type=int, default=100)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--modes", default="vector,hybrid")
+    ap.add_argument("--reuse", action="store_true", help="reuse the last run's candidate lists for these pages")
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "blockcrawl-bench-emb.sqlite")
+    args = ap.parse_args()
+    from blockcrawl.chunk.tokenize import default_tokenizer
+
+    pages, queries = tables.load(args.data, args.pages)
+    url_of = {pid: url for pid, url, _ in pages}
+    emb = tables.CachedEmbedder(args.cache)
+    saved = Path(tempfile.gettempdir()) / f"blockcrawl-bench-candidates-{args.pages}.pickle"
+    if args.reuse and saved.exists():  # the lists of the last run (same code, same pages)
+        res, lists, info = pickle.loads(saved.read_bytes())
+        t = time.perf_counter()
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            res = tables.evaluate("main", tables.pipeline_row("main"), pages, queries, [], Path(tmp), emb,
+                                  keep_store=True)
+            path = Path(res.pop("store"))
+            t = time.perf_counter()
+            lists, info = candidates(path, queries, emb)
+        saved.write_bytes(pickle.dumps((res, lists, info)))
+    print(json.dumps(res), f"candidates {time.perf_counter() - t:.1f}s", file=sys.stderr)
+    ids = sorted(info)
+    ntok = dict(zip(ids, default_tokenizer().count([info[c].text for c in ids])))
+    order = sorted(url_of)
+    fold_of = {pid: i * args.folds // len(order) for i, pid in enumerate(order)}
+    for mode in [m for m in args.modes.split(",") if m]:
+        settings = grid(mode)
+        if Ranking() not in settings:
+            settings.append(Ranking())
+        table = {s: [score(s, mode, [q for q in queries if fold_of[q["page"]] == f],
+                           [x for q, x in zip(queries, lists) if fold_of[q["page"]] == f], info, url_of, ntok)
+                     for f in range(args.folds)] for s in settings}
+        counts = [sum(1 for q in queries if fold_of[q["page"]] == f) for f in range(args.folds)]
+
+        def pooled(s: Ranking, folds: list[int], key: str = "R@5", table: dict[Ranking, Any] = table,
+                   counts: list[int] = counts) -> float:
+            return sum(table[s][f][key] * counts[f] for f in folds) / max(1, sum(counts[f] for f in folds))
+
+        held: dict[str, float] = {"R@1": 0.0, "R@5": 0.0, "R@budget": 0.0}
+        chosen = []
+        for f in range(args.folds):
+            rest = [g for g in range(args.folds) if g != f]
+            best = max(settings, key=lambda s: (round(pooled(s, rest), 4), -settings.index(s)))
+            chosen.append(best)
+            for key in held:
+                held[key] += table[best][f][key] * counts[f] / len(queries)
+        allf = list(range(args.folds))
+        best_all = max(settings, key=lambda s: (round(pooled(s, allf), 4), -settings.index(s)))
+        default = Ranking()
+        print(f"{mode}: held-out " + ", ".join(f"{k} {v:.3f}" for k, v in held.items()))
+        for name, s in (("best on all", best_all), ("default", default)):
+            print(f"  {name}: {s} -> " + ", ".join(f"{k} {pooled(s, allf, k):.3f}" for k in held))
+        for s in chosen:
+            print(f"  chosen: {s}")
+        top = sorted(settings, key=lambda s: -pooled(s, allf))[:15]
+        for s in top:
+            print(f"  top: {s} -> " + ", ".join(f"{k} {pooled(s, allf, k):.3f}" for k in held))
+
+
+if __name__ == "__main__":
+    main()
