@@ -30,7 +30,7 @@ from blockcrawl.crawl.outcome import (
     Unchanged,
     refunds,
 )
-from blockcrawl.crawl.pagestep import PageRules, decide
+from blockcrawl.crawl.pagestep import PageRules, decide, same_index
 from blockcrawl.crawl.policy import make_policy, scope_of
 from blockcrawl.crawl.politeness import Scheduler
 from blockcrawl.crawl.process import PageOut
@@ -92,7 +92,7 @@ def test_a_retry_after_of_a_day_is_reported_as_sent():
     (Retry(1.0), True), (Redirected("x"), True), (Skipped(SkipReason.CONTENT_TYPE), True),
     (Skipped(SkipReason.NO_SITEMAP), True), (Skipped(SkipReason.ROBOTS), False),
     (Failed(FailKind.HTTP, "http 404"), False), (Failed(FailKind.REDIRECT_LOOP, "redirect loop", redirect=True), True),
-    (Unchanged(), False), (Gone(), False),
+    (Unchanged(), True), (Gone(), False),  # an unchanged page (304 or the same body) is no new page
 ])
 def test_what_refunds_a_max_pages_fetch(out, want):
     assert refunds(out) is want
@@ -188,6 +188,28 @@ def test_page_decision(pg, robots_tag, rules, want):
     assert (type(out), len(out.links.items), out.links.nofollow) == want
 
 
+@pytest.mark.parametrize("path,directories,want", [
+    ("/zip/index.html", {K("/zip/"): (K("/zip/"), "h")}, K("/zip/")),  # the directory came first
+    ("/zip/", {K("/zip/"): (K("/zip/INDEX.HTM"), "h")}, K("/zip/INDEX.HTM")),  # the index came first
+    ("/zip/default.aspx", {K("/zip/"): (K("/zip/"), "h")}, K("/zip/")),
+    ("/zip/index.html", {K("/zip/"): (K("/zip/"), "other")}, None),  # another body: a page of its own
+    ("/zip/index.html", {K("/zip/"): (K("/zip/index.html"), "h")}, None),  # itself (a recrawl)
+    ("/zip/about.html", {K("/zip/"): (K("/zip/"), "h")}, None),  # not an index file
+    ("/zip/index.html?x=1", {K("/zip/"): (K("/zip/"), "h")}, None),  # a query: another page
+    ("/other/index.html", {K("/zip/"): (K("/zip/"), "h")}, None),
+])
+def test_a_directory_index_with_the_directorys_body_is_folded_onto_it(path, directories, want):
+    assert same_index(K(path), "h", directories) == want
+    pg = page(["/x"])
+    out = decide(item(path), FetchResult(A + path, 200, body=b"x"), pg, pg, "h", rules=PageRules(),
+                 admission=admission(Known(directories=directories)), discovery=None, stored_before=False)
+    if want is None:
+        assert isinstance(out, Stored)
+    else:  # not stored, its links followed all the same
+        assert isinstance(out, NotStored) and out.why is SkipReason.INDEX and out.detail == "same page as " + want
+        assert len(out.links.items) == 1
+
+
 @pytest.mark.parametrize("kind,only,want", [("article", True, (1, False)), ("listing", True, (0, True)),
                                             ("listing", False, (1, False))])
 def test_only_articles_stores_articles_blocks(kind, only, want):
@@ -242,6 +264,10 @@ def test_seeding_fresh_resume_and_recrawl():
     assert conditional(rc.baseline[K("/old")]) == {"If-None-Match": "e1"}
     assert conditional(rc.baseline[K("/recent")]) == {"If-Modified-Since": "m"}
     assert conditional((None, None, "h")) is None
+    # the previous run's queued URLs come after the stored pages and the seeds, as they were
+    left = [item("/q1"), item("/old"), item("/q2")]
+    rc = recrawl([], [A + "/"], rows, now=1000.0, max_age=60.0, pending=left)
+    assert [it.url for it in rc.accept] == [K("/old"), K("/"), K("/q1"), K("/q2")] and rc.accept[2].depth == 1
 
 
 # ---------------------------------------------------------------- site models

@@ -32,6 +32,13 @@ MAX_SITEMAPS = 1000  # sitemap files fetched per crawl
 MAX_SITEMAP_URLS = 50_000  # URLs read from one sitemap file
 
 
+# URLs held in the host queues in memory. A queued URL costs about 0.56 KB there (its Item, the
+# deque slot, its seen-set key), and the limits allow 50M URLs: about 28 GB. Past the cap an
+# accepted URL is written to the frontier table as queued all the same, but not held in memory:
+# it is read back when the host queues run dry (crawl.queues; CrawlStats.not_queued counts them).
+MAX_QUEUED = 1_000_000  # about 560 MB
+
+
 # why 30 s: crawl/process.py, ANALYSIS_TIMEOUT
 DEFAULT_ANALYSIS_TIMEOUT = 30.0
 
@@ -81,6 +88,7 @@ class CrawlConfig:
     worker_id: str | None = None  # this worker's name in the shared frontier (default hostname:pid)
     lease_seconds: float = 30.0  # a host's lease: a dead worker's hosts are taken over this long after
     resolve: Sequence[str] = ()  # "HOST:PORT:ADDR": connect there without DNS (curl's --resolve)
+    max_queued: int = MAX_QUEUED  # URLs held in memory; the rest wait in the frontier table (MAX_QUEUED)
 
     def __post_init__(self) -> None:
         problem = _problem(self)
@@ -111,7 +119,7 @@ def _problem(c: CrawlConfig) -> str | None:
     for name in ("delay", "backoff", "commit_interval"):
         if getattr(c, name) < 0:
             return f"{name} must not be negative (got {getattr(c, name):g})"
-    for name in ("concurrency", "per_host", "max_bytes", "max_sitemap_depth", "max_sitemap_urls"):
+    for name in ("concurrency", "per_host", "max_bytes", "max_sitemap_depth", "max_sitemap_urls", "max_queued"):
         if getattr(c, name) < 1:
             return f"{name} must be at least 1 (got {getattr(c, name)})"
     for name in ("retries", "max_redirects", "workers", "max_sitemaps", "max_pages", "max_depth", "date_hops"):
@@ -173,6 +181,7 @@ class CrawlStats:
     invalid: Counter[str] = field(default_factory=Counter)  # fragment, scheme, empty, malformed
     error_kinds: Counter[str] = field(default_factory=Counter)
     hosts_stopped: int = 0  # hosts given up for this crawl after failing again and again
+    not_queued: int = 0  # URLs accepted past CrawlConfig.max_queued: they waited in the frontier table (crawl.queues)
     bytes: int = 0
     blocks: int = 0
     chunks: int = 0
@@ -208,6 +217,8 @@ class CrawlStats:
                 f"{self.links_new} new, {filt} filtered, {inv} invalid"
                 + (f", {self.nofollow} nofollow" if self.nofollow else "")
                 + (f"; {self.hosts_stopped} hosts stopped after repeated failures" if self.hosts_stopped else "")
+                + (f"; {self.not_queued} URLs waited in the frontier table (over max_queued in memory)"
+                   if self.not_queued else "")
                 + (f"; not stored: {self.noindex} noindex, {self.canonical} canonical elsewhere"
                    if self.noindex or self.canonical else "")
                 + (f"; {self.not_articles} pages not articles (stored without blocks)" if self.not_articles else "")

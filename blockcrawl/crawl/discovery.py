@@ -9,12 +9,13 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from .admission import Admission, KnownView
+from .admission import ADMIT_SLICE, Admission, KnownView
 from .fetch import FetchResult
 from .frontier import Item
-from .outcome import ListRead, RobotsRead
+from .outcome import Admitted, Links, ListRead, Record, RobotsRead, no_record
 from .retry import robots_retry
 from .robots import ROBOTS_MAX_BYTES, rules_from_response
 from .sitemaps import Sitemaps
@@ -32,11 +33,12 @@ ROBOTS_ATTEMPTS = 2  # a failed robots.txt is asked again once, after --backoff 
 class Discovery:
     def __init__(self, fetcher: Fetcher, sched: Scheduler, sitemaps: Sitemaps, admission: Admission,
                  known: KnownView, agent: str, clock: Clock, *, backoff: float, use_sitemaps: bool,
-                 obey_robots: bool = True) -> None:
-        """sched: the gate of each host (gate, sent) and its robots.txt test (blocks)."""
+                 obey_robots: bool = True, record: Record = no_record) -> None:
+        """sched: the gate of each host (gate, sent) and its robots.txt test (blocks); record:
+        Recorder.apply, for the slices of a long sitemap (read_list)."""
         self.fetcher, self.sched, self.sitemaps, self.admission = fetcher, sched, sitemaps, admission
         self.known, self.agent, self.clock, self.backoff = known, agent, clock, backoff
-        self.use_sitemaps, self.obey_robots = use_sitemaps, obey_robots
+        self.use_sitemaps, self.obey_robots, self.record = use_sitemaps, obey_robots, record
 
     async def robots(self, host: str, stopping: Callable[[], bool],
                      record: Callable[[FetchResult, RobotsRead], None]) -> None:
@@ -108,7 +110,12 @@ class Discovery:
             sm = await self.sitemaps.read(res.body, base=it.target)
         except Exception as e:  # noqa: BLE001 - a bad sitemap is logged, not fatal
             return ListRead(error=str(e))
-        items, turned = self.sitemaps.listed(it, sm, self.admission.knows)
+        urls, n = sm.urls, len(sm.urls) - ADMIT_SLICE
+        for i in range(0, n, ADMIT_SLICE):  # a slice at a time, the loop serving other hosts between
+            part, turned = self.sitemaps.listed(it, replace(sm, urls=urls[i:min(i + ADMIT_SLICE, n)]), self.admission.knows)
+            self.record(it, None, Admitted(Links(tuple(part), filtered=turned), listed=not sm.is_index))
+            await asyncio.sleep(0)
+        items, turned = self.sitemaps.listed(it, replace(sm, urls=urls[max(n, 0):]), self.admission.knows)
         if sm.truncated:
             log.info("%s: sitemap cut at %d URLs", it.url, len(sm.urls))
         return ListRead(tuple(items), turned, listed=not sm.is_index, error=sm.error or None)

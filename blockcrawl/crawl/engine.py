@@ -37,7 +37,6 @@ from .urls import Resolver
 log = logging.getLogger("blockcrawl.crawl")
 
 
-
 class Crawler:
     def __init__(self, store: AnyStore, config: CrawlConfig, spec: PipelineConfig | None = None, *,
                  fetcher: Fetcher | None = None, frontier: Frontier | None = None, clock: Clock | None = None,
@@ -53,7 +52,8 @@ class Crawler:
         self.frontier, self._shared = setup.open_frontier(config, store, frontier, self.sched.delay_of)
         self.known, self.resolver, self.models = Known(), Resolver(), setup.site_models(self.spec, store)
         self.rec = Recorder(store, self.frontier, self._shared, self.sched, self.known, self.stats, self.models, {},
-                            self.clock, only_articles=config.only_articles, health=HostHealth(config.backoff))
+                            self.clock, only_articles=config.only_articles, health=HostHealth(config.backoff),
+                            max_queued=config.max_queued)
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
         self._inflight: set[asyncio.Task[None]] = set()  # requests and pages being analysed or stored
         self._fetching = self._backlog = self._backlog_bytes = 0  # on the wire; fetched, not analysed
@@ -85,7 +85,8 @@ class Crawler:
                 async with self.fetcher, self._store_guard():
                     self.discovery, self.pages = setup.make_steps(
                         cfg, self.spec, self.fetcher, analyzer, self.sched, self.sitemaps, self.admission, self.known,
-                        self.models, self.rec.baseline, self.store, self.clock, self._shared is not None, st.recrawl)
+                        self.models, self.rec.baseline, self.store, self.clock, self._shared is not None, st.recrawl,
+                        self.rec.apply)
                     await self._loop(deadline)
         finally:
             self.rec.finish(tally, self._stopped, self.clock.monotonic() - t0, after_error=self._fatal is not None)
@@ -163,8 +164,8 @@ class Crawler:
                 self._stopped = "stopped: " + self._stopping
                 return
             if not self._inflight and sched.idle() and sched.next_due() is None:
-                if self._learn_sites(None):
-                    continue
+                if self._learn_sites(None) or self.rec.queues.refill():
+                    continue  # sites learned; or URLs that spilled past max_queued read back
                 if shared is None:
                     return  # nothing left anywhere
                 self._commit(force=True)
@@ -270,8 +271,7 @@ class Crawler:
             self._fetching -= 1
         self.rec.apply(it, res, Answered())
         size = len(res.body or b"")
-        self._backlog += 1
-        self._backlog_bytes += size
+        self._backlog, self._backlog_bytes = self._backlog + 1, self._backlog_bytes + size
         self._wake.set()
         try:
             self.rec.apply(it, res, await self.pages.outcome(it, res, self._stopping is not None))

@@ -10,12 +10,14 @@ forget half of its bookkeeping.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from ..records import Block, Chunk
+    from .fetch import FetchResult
     from .frontier import Item
     from .process import PageOut
     from .robots import HostRules
@@ -64,6 +66,7 @@ class SkipReason(StrEnum):
     NOINDEX = "noindex"  # meta robots / X-Robots-Tag
     CANONICAL = "canonical"  # its rel=canonical is another URL of the host, queued instead
     NOT_ARTICLE = "not article"  # --only-articles: stored without blocks (Stored.not_article)
+    INDEX = "directory index"  # "/d/" and "/d/index.html" with one body: the second is not stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +117,9 @@ class NotStored:
 
 @dataclass(frozen=True, slots=True)
 class Unchanged:
-    """Recrawl: 304, or a 200 with the body stored before."""
+    """Recrawl: 304, or a 200 with the body stored before. Both refund their --max-pages fetch
+    (refunds): the budget counts pages that came in (new or changed); a recrawl of an unchanged
+    600-page site with --max-pages 100 stopped after 0 pages, "600 unchanged" (issue 23, 9a)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +185,16 @@ class RobotsRead:
 
 
 @dataclass(frozen=True, slots=True)
+class Admitted:
+    """A slice of a page's links (or of a sitemap's URLs) admitted ahead of its outcome, recorded
+    at once so that the next slice sees it: the loop serves the other hosts between slices (the
+    200k links of one page froze every host for 5.2 s in one piece; admission.ADMIT_SLICE)."""
+
+    links: Links
+    listed: bool = False  # a sitemap's pages (Scheduler.add: link-found and listed URLs take turns)
+
+
+@dataclass(frozen=True, slots=True)
 class Answered:
     """An answer came: counted, and the host's health updated (health.HostHealth), whatever is
     decided about the URL (recorded as it arrives, before the page's analysis)."""
@@ -213,13 +228,22 @@ class Claimed:
 Outcome = (Stored | NotStored | Unchanged | Gone | Redirected | Retry | Failed | Skipped | ListRead
            | RobotsRead)
 # what Recorder.apply takes
-Event: TypeAlias = "Outcome | Answered | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
+Event: TypeAlias = "Outcome | Admitted | Answered | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
+
+
+Record = Callable[["Item | None", "FetchResult | None", Event], None]  # Recorder.apply
+
+
+def no_record(it: Item | None, res: FetchResult | None, out: Event) -> None:
+    """A decision run alone (a table test) records nothing."""
 
 
 def refunds(out: object) -> bool:
     """Whether the fetch does not use up a --max-pages fetch: it brought no page (a retry, a
-    redirect, a body not read for its type, a missing guessed sitemap). The one place that says so."""
-    if isinstance(out, (Retry, Redirected)):
+    redirect, a body not read for its type, a missing guessed sitemap, a recrawled page that has
+    not changed: a 304, and a 200 with the stored body too, since what it costs in bytes is the
+    server's choice, not the page's: see Unchanged). The one place that says so."""
+    if isinstance(out, (Retry, Redirected, Unchanged)):
         return True
     if isinstance(out, Failed):
         return out.redirect

@@ -17,9 +17,11 @@ from .config import CrawlStats
 from .fetch import FetchResult
 from .frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
 from .health import HostHealth
+from .pagestep import directory_of
 from .politeness import Scheduler
 from .process import PageOut
 from .protocols import Clock, CrawlListener, Frontier, RenderTally, SharedFrontier
+from .queues import Queues
 from .seeding import SeedPlan, Validators
 from .sitemodels import SiteModels, stored_content
 from .urls import url_key
@@ -33,9 +35,11 @@ _NO_RES = FetchResult("")
 class Recorder:
     def __init__(self, store: AnyStore, frontier: Frontier, shared: SharedFrontier | None, sched: Scheduler,
                  known: Known, stats: CrawlStats, models: SiteModels, baseline: dict[str, Validators], clock: Clock,
-                 *, only_articles: bool, health: HostHealth) -> None:
+                 *, only_articles: bool, health: HostHealth, max_queued: int) -> None:
         self.store, self.frontier, self.shared, self.sched, self.known = store, frontier, shared, sched, known
         self.stats, self.models, self.baseline, self.clock = stats, models, baseline, clock
+        self.queues = Queues(known, frontier, shared, sched, stats, max_queued)  # the in-memory cap
+        self.accept = self.queues.accept
         self.only_articles, self.health = only_articles, health
         self.listeners: Sequence[CrawlListener] = ()
         self.started = 0  # page and list fetches started that count against --max-pages
@@ -56,9 +60,12 @@ class Recorder:
             return None
         if isinstance(out, o.RobotsRead):
             return self._robots(r, out)
+        if isinstance(out, o.Admitted):
+            return self._links(out.links, out.listed)
         assert it is not None
         if isinstance(out, o.Launched):
             self.started += 1
+            self.queues.left()
             self.frontier.mark(it.url, IN_FLIGHT)
         elif isinstance(out, o.Answered):
             self._answered(it, r)
@@ -92,21 +99,6 @@ class Recorder:
         return None
 
     # ------------------------------------------------------------------ the parts of apply
-    def accept(self, items: Sequence[Item], listed: bool = False) -> None:
-        """New URLs into the seen-set, the frontier and the host queues (listed: found in a sitemap)."""
-        if not items:
-            return
-        for it in items:
-            self.known.seen.add(it.url)
-        if self.shared is not None:  # only the new URLs of hosts this worker owns are queued here
-            mine = self.shared.share(items)
-        else:
-            self.frontier.add(items)
-            mine = list(items)
-        for it in mine:
-            self.sched.add(it, listed)
-        self.stats.links_new += len(items)
-
     def _seeds(self, p: SeedPlan) -> None:
         fr = self.frontier
         if p.reset:
@@ -121,12 +113,12 @@ class Recorder:
             for it in p.done:
                 fr.mark(it.url, DONE)
         for it in p.restore:
-            self.sched.add(it)
+            self.queues.hold(it)
         self.accept(p.accept)
         if p.message:
             log.info("%s", p.message)
 
-    def _links(self, links: o.Links) -> None:
+    def _links(self, links: o.Links, listed: bool = False) -> None:
         st = self.stats
         st.nofollow += links.nofollow
         st.invalid.update(links.invalid)
@@ -134,7 +126,7 @@ class Recorder:
         st.robots_blocked += links.robots_blocked
         st.links_seen += links.seen
         self.known.rejected.update(links.rejected)
-        self.accept(links.items)
+        self.accept(links.items, listed)
         st.filtered.update(links.feed_turned)
         self.accept(links.feeds)
 
@@ -148,6 +140,8 @@ class Recorder:
                              body_hash=out.body_hash, info=p.info)
         self._learned(it.host, p, own=True)
         self.models.page_stored(it.host, self.clock.monotonic())
+        if (d := directory_of(it.url)) is not None:  # the first of "/d/" and "/d/index.html" (pagestep.same_index)
+            self.known.directories.setdefault(d, (it.url, out.body_hash))
         if st.recrawl:
             if out.stored_before:
                 st.changed += 1
@@ -233,6 +227,7 @@ class Recorder:
             self.sched.push_back(it.host, v.pause)
         if v.stop and it.host not in self.sched.stopped:
             dropped = self.sched.stop(it.host, v.stop)
+            self.queues.left(dropped)
             self.stats.hosts_stopped += 1
             log.warning("%s: stopped for this crawl: %s; %d queued URLs kept for --resume", it.host, v.stop, dropped)
 
@@ -244,7 +239,7 @@ class Recorder:
         self.frontier.log(it.url, "retry", r.status, r.error,
                           f"attempt {it.attempts}, again in {out.wait:.1f} s; {r.detail}", r.nbytes, r.elapsed)
         log.info("retry %s in %.1f s (%s)", it.url, out.wait, r.error or r.status)
-        self.sched.add(it)
+        self.queues.hold(it, again=True)
 
     def _failed(self, it: Item, r: FetchResult, out: o.Failed) -> None:
         self.stats.redirects += out.redirect
@@ -258,6 +253,7 @@ class Recorder:
     def _skipped(self, it: Item, r: FetchResult, out: o.Skipped) -> None:
         if out.why is o.SkipReason.ROBOTS:  # known at its turn: nothing was fetched
             self.stats.robots_blocked += 1
+            self.queues.left()
             self.frontier.mark(it.url, SKIPPED, error="robots")
             self.frontier.log(it.url, "skipped", error="robots")
             return

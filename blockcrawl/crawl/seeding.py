@@ -58,10 +58,13 @@ def resume(seeds: list[str], old: list[str], seen: set[str], restored: list[Item
 
 
 def recrawl(seeds: list[str], old: list[str], stored: Iterable[StoredRow], now: float,
-            max_age: float | None) -> SeedPlan:
+            max_age: float | None, pending: Iterable[Item] = ()) -> SeedPlan:
     """Revisit the store's pages: every stored page (those fetched less than max_age ago are
     known but not fetched) is queued at depth 0 with its validators, then the seeds (the store's
-    and any given); links are followed as in any crawl. The frontier starts afresh."""
+    and any given); links are followed as in any crawl. The frontier starts afresh, but the URLs
+    the previous run left queued or in flight (`pending`, Frontier.restore) are queued again after
+    those, as they were (depth, attempts): a recrawl used to delete them (3,114 URLs of a capped
+    crawl, issue 23 9b), so --resume could no longer extend it."""
     seeds_all = list(dict.fromkeys(old + seeds))
     baseline: dict[str, Validators] = {}
     due: dict[str, Item] = {}
@@ -75,9 +78,13 @@ def recrawl(seeds: list[str], old: list[str], stored: Iterable[StoredRow], now: 
             due[it.url] = it
     seen = frozenset(it.url for it in done)  # known, so not fetched again when linked
     accept = list(due.values()) + [make_item(u, 0) for u in seeds_all if url_key(u) not in due and url_key(u) not in seen]
+    keys = {it.url for it in accept} | seen
+    kept = [it for it in pending if it.url not in keys and it.url not in baseline]
+    accept += kept
     return SeedPlan(seeds_all, reset=True, meta={"seeds": json.dumps(seeds_all), "recrawl": "1"}, seen=seen,
                     done=done, accept=accept, recrawl=True, baseline=baseline,
-                    message=f"recrawl: {len(baseline)} stored pages, {len(due)} due, {len(done)} fresh")
+                    message=f"recrawl: {len(baseline)} stored pages, {len(due)} due, {len(done)} fresh, "
+                            f"{len(kept)} still queued from the last run")
 
 
 def conditional(v: Validators | None) -> dict[str, str] | None:

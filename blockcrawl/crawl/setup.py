@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..store import AnyStore
     from .admission import Admission, Known
     from .discovery import Discovery
+    from .outcome import Record
     from .pagestep import PageStep
     from .policy import UrlPolicy
     from .politeness import Scheduler
@@ -115,7 +116,7 @@ def make_fetcher(cfg: CrawlConfig, policy: UrlPolicy, sched: Scheduler) -> tuple
 def make_steps(cfg: CrawlConfig, spec: PipelineConfig, fetcher: Fetcher, analyzer: Analyzer, sched: Scheduler,
                sitemaps: Sitemaps, admission: Admission, known: Known, models: SiteModels,
                baseline: Mapping[str, Validators], store: AnyStore, clock: Clock, shared: bool,
-               recrawl: bool) -> tuple[Discovery, PageStep]:
+               recrawl: bool, record: Record) -> tuple[Discovery, PageStep]:
     """Discovery and the page step of a crawl. A resumed crawl (or a shared frontier's worker)
     primes each site's dedup state from the store; a resumed crawl or a recrawl sends each site
     its stored model."""
@@ -123,11 +124,12 @@ def make_steps(cfg: CrawlConfig, spec: PipelineConfig, fetcher: Fetcher, analyze
     from .pagestep import PageRules, PageStep
     agent = agent_token(cfg.user_agent)
     discovery = Discovery(fetcher, sched, sitemaps, admission, known, agent, clock, backoff=cfg.backoff,
-                          use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots)
+                          use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots, record=record)
     rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles, spec.extract, agent)
     return discovery, PageStep(analyzer, admission, discovery, models, rules, baseline,
                                block_hashes=store.block_hashes, prime=(cfg.resume or shared) and not recrawl,
-                               send_models=cfg.resume or recrawl, retries=cfg.retries, backoff=cfg.backoff)
+                               send_models=cfg.resume or recrawl, retries=cfg.retries, backoff=cfg.backoff,
+                               record=record)
 
 
 def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, store: AnyStore,
@@ -140,10 +142,11 @@ def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, sto
         return SeedPlan(seeds, accept=[make_item(u, 0) for u in dict.fromkeys(seeds)])
     old = seeding.old_seeds(fr.get_meta("seeds"))
     if cfg.recrawl:
-        return seeding.recrawl(seeds, old, store.recrawl_pages(), now, cfg.max_age)
+        return seeding.recrawl(seeds, old, store.recrawl_pages(), now, cfg.max_age, fr.restore() if fr.size() else ())
     if cfg.resume and fr.size():
         was_recrawl = fr.get_meta("recrawl") == "1"  # an interrupted recrawl goes on as one
         seen = fr.seen_urls()
-        return seeding.resume(seeds, old, seen, fr.restore(), was_recrawl,
+        # at most max_queued (+1: whether more wait) read now, the rest when the queues run dry (crawl.queues)
+        return seeding.resume(seeds, old, seen, fr.restore(limit=cfg.max_queued + 1), was_recrawl,
                               store.recrawl_pages() if was_recrawl else ())
     return seeding.fresh(seeds)

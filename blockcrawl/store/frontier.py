@@ -62,11 +62,14 @@ class SqlFrontier:
         return {str(u) for (u,) in self._exec("SELECT url FROM frontier")}
 
     @guard
-    def restore(self) -> list[Item]:
-        """Items still to fetch, in discovery order; interrupted (in_flight) ones are queued again."""
+    def restore(self, limit: int | None = None) -> list[Item]:
+        """Items still to fetch, in discovery order; interrupted (in_flight) ones are queued again.
+        limit: the first so many (crawl.queues reads back what spilled past the memory cap)."""
         self._exec("UPDATE frontier SET state=? WHERE state=?", (QUEUED, IN_FLIGHT))
-        rows = self._exec("SELECT url, host, depth, kind, attempts, hops, via, not_before, fetch_url, trail "
-                          "FROM frontier WHERE state=? ORDER BY depth, id", (QUEUED,)).fetchall()
+        sql = ("SELECT url, host, depth, kind, attempts, hops, via, not_before, fetch_url, trail "
+               "FROM frontier WHERE state=? ORDER BY depth, id")
+        args: tuple[object, ...] = (QUEUED,) if limit is None else (QUEUED, limit)
+        rows = self._exec(sql if limit is None else sql + " LIMIT ?", args).fetchall()
         return [Item(*r) for r in rows]
 
     @guard

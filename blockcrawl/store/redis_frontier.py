@@ -257,7 +257,7 @@ class RedisFrontier:
     def seen_urls(self) -> set[str]:
         return set()  # the seen-set stays in Redis (share() tests membership there)
 
-    def restore(self) -> list[Item]:
+    def restore(self, limit: int | None = None) -> list[Item]:
         return []  # hosts come back through claim()
 
     def add(self, items: Iterable[Item]) -> None:
