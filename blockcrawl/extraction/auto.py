@@ -230,6 +230,7 @@ def _whole(dom: Dom, f: Features, region: bool) -> list[bool]:
     lo, hi = 0, n
     if region:
         attrs = dom.attrs
+        hi = 0  # no <main> region holding text: nothing (the caller keeps the article rule's mask)
         for i in range(n):
             a = attrs[i]
             if tags[i] == "main" or (a is not None and a.get("role") == "main"):
