@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from typing import Self
 
 from blockcrawl.crawl import CrawlConfig, Crawler
 from blockcrawl.crawl.admission import Admission, Known
@@ -17,6 +16,7 @@ from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, page
 from .test_crawl import run
+from .test_engine import LinkAnalyzer
 
 _HREF = re.compile(r'href="([^"]*)"')
 
@@ -49,33 +49,19 @@ def test_a_directory_and_its_index_file_with_one_body_are_stored_once(tmp_path):
         site.stop()
 
 
-class BigLinkAnalyzer:
-    """The Analyzer protocol in the loop's thread: links by regex, except the one big page, whose
-    200k links come ready (parsing it runs in a worker process in a real crawl, off the loop: what
-    this test measures is what the loop does with the links)."""
+class BigLinkAnalyzer(LinkAnalyzer):
+    """test_engine's LinkAnalyzer (links by regex in the loop's thread), except the one big page,
+    whose 200k links come ready (parsing it runs in a worker process in a real crawl, off the
+    loop: what this test measures is what the loop does with the links)."""
 
     def __init__(self, big_url: str, hrefs: list[str]) -> None:
         self.big_url, self.hrefs = big_url, hrefs
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    async def prime(self, site: str, pairs: list[tuple[str, str]]) -> None:
-        pass
-
-    async def load_model(self, site: str, model: str) -> bool:
-        return False
-
     async def analyse(self, site: str, body: bytes, url: str, content_type: str | None, links: bool,
                       extract: bool | None = None) -> PageOut:
-        hrefs = (list(self.hrefs) if url == self.big_url else _HREF.findall(body.decode())) if links else []
-        return PageOut("t", str(hash(body)), url, hrefs)
-
-    async def finish(self, site: str) -> PageOut | None:
-        return None
+        if url == self.big_url and links:
+            return PageOut("t", str(hash(body)), url, list(self.hrefs))
+        return await super().analyse(site, body, url, content_type, links, extract)
 
 
 def test_a_page_with_200k_links_does_not_freeze_a_healthy_host(tmp_path):
