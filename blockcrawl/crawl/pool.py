@@ -15,6 +15,7 @@ from typing import Any
 
 from ..pipeline import PipelineConfig
 from .config import DEFAULT_ANALYSIS_TIMEOUT
+from .pacing import STOP_GRACE  # a worker busy when the crawl ends gets the same grace as in-flight work
 from .process import PageOut, analyse, finish, init_state, load_model, prime
 
 # Seconds one page's analysis may take in a worker process before the engine kills the worker,
@@ -24,7 +25,6 @@ from .process import PageOut, analyse, finish, init_state, load_model, prime
 # a loaded machine and still bounds what a hostile page can hold a worker for.
 ANALYSIS_TIMEOUT = DEFAULT_ANALYSIS_TIMEOUT
 TOO_COMPLEX = "too complex"
-STOP_GRACE = 1.0  # seconds a worker may finish its page when the crawl ends before it is killed
 
 
 class PoolAnalyzer:

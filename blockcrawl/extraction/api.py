@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from typing import overload
 
 from ..hashing import text_hash
+from ..limits import MAX_BODY_BYTES
 from ..parse import TEXT, Dom, load
 from ..records import Block, Document
 from .blocks import blocks_from_dom, outline
 from .registry import Selector, get
 
 DEFAULT_ALGORITHM = "auto"  # the one default; PipelineConfig and the CLIs read it from here
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # largest body after decompression (crawl --max-bytes)
+DEFAULT_MAX_BYTES = MAX_BODY_BYTES  # largest body after decompression (crawl --max-bytes)
 TITLE_MIN = 10  # a heading shorter than this is not taken for the page title (as auto does)
 TITLE_NODES = 64  # ... nor one of more nodes
 

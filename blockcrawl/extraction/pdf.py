@@ -29,10 +29,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..hashing import text_hash
+from ..limits import MAX_BODY_BYTES
 from ..records import Block
 
 DEFAULT_MAX_PAGES = 500  # ~5 s of pypdf at 10 ms/page
-DEFAULT_MAX_CHARS = 10 * 1024 * 1024  # extracted text, as the crawl's --max-bytes default
+DEFAULT_MAX_CHARS = MAX_BODY_BYTES  # extracted text, as the crawl's --max-bytes default
 MAX_OUTLINE = 5000
 MAX_LEVELS = 4  # heading levels below the title
 HEADING_RATIO = 1.2
