@@ -37,6 +37,11 @@ from .records import Block, Chunk, PageInfo
 
 if TYPE_CHECKING:
     from .extraction.site.learner import SiteLearner
+    from .extraction.sitetemplate import TemplateLearner
+
+# algorithms whose pipeline learns a model of each site as pages come (extraction/site,
+# extraction/sitetemplate): the crawl stores it and hands it back on --resume
+LEARNING = ("site", "auto+template")
 
 MODES = ("blocks", "plain", "text", "main")
 TOKENIZER_NAMES = ("model", "words")
@@ -63,8 +68,8 @@ class PipelineConfig:
     full_path: bool = False
     extract: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
-    # algorithm `site`: learn the site model after this many pages, or this many seconds after
-    # the first page (checked at each page), whichever comes first
+    # algorithms `site` and `auto+template`: learn the site model after this many pages, or this
+    # many seconds after the first page (checked at each page), whichever comes first
     learn_pages: int = 20
     learn_seconds: float = 60.0
     # mode main: pages the news-page classifier (extraction.nfas) does not call articles give no
@@ -189,10 +194,13 @@ class SitePipeline:
             selector = get(c.algorithm).page_selector()
         self.selector = selector
         # algorithm `site` (extraction/site): auto until the site model is learned, then the model
-        self.site: SiteLearner | None = None
+        self.site: SiteLearner | TemplateLearner | None = None
         if c.mode == "main" and c.algorithm == "site":
             from .extraction.site.learner import SiteLearner
             self.site = SiteLearner(c.learn_pages, c.learn_seconds)
+        elif c.mode == "main" and c.algorithm == "auto+template":
+            from .extraction.sitetemplate import TemplateLearner
+            self.site = TemplateLearner(c.learn_pages, c.learn_seconds)
         self._dedup_mark: Deduper | None = None  # the dedup state when the site's collection began
         # the collected pages' first results (their mask, blocks before dedup, result): a page the
         # model gives the same mask is not extracted, described and chunked again (_rerun)
@@ -203,18 +211,20 @@ class SitePipeline:
 
     def load_model(self, model_json: str) -> None:
         """Restore a saved site model (crawl --resume); later pages use it. A pipeline whose
-        algorithm is not `site` ignores it; a model that does not load (another format, damaged)
+        algorithm learns none ignores it; a model that does not load (another format, damaged)
         is logged and learning starts again."""
         if self.site is None:
             return
         from .extraction.site import SiteModel
         from .extraction.site.model import log
+        from .extraction.sitetemplate import TemplateLearner, TemplateModel
         try:
-            model = SiteModel.from_json(model_json)
+            if isinstance(self.site, TemplateLearner):
+                self.site.load(TemplateModel.from_json(model_json))
+            else:
+                self.site.load(SiteModel.from_json(model_json))
         except ValueError as e:
             log.warning("site model not loaded (%s); learning again", e)
-            return
-        self.site.load(model)
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
         return self.process_dom(load(raw_body(html, self.config.max_bytes), url, content_type))
@@ -309,7 +319,8 @@ class SitePipeline:
             return keep, cluster, [], None
         assert site.model is not None
         if not learned:  # a model without clusters: the pages stay as they were
-            self._dedup_mark = None
+            if not site.collecting:
+                self._dedup_mark = None
             return keep, cluster, [], site.model.to_json()
         revised = self._rerun(learned[:-1], markdown, images)
         return keep, cluster, revised, site.model.to_json()
@@ -317,10 +328,13 @@ class SitePipeline:
     def _rerun(self, pages: Sequence[tuple[Dom, Sequence[bool] | None, int]], markdown: bool,
                images: bool) -> list[PageResult]:
         """The collected pages again, in order, with the new model's masks, the dedup state
-        rewound to where collection began (so no block is counted twice)."""
-        self.deduper = self._dedup_mark if self._dedup_mark is not None else \
+        rewound to where collection began (so no block is counted twice). A learner that goes on
+        collecting (auto+template after a small sample) keeps the mark for its next learning."""
+        mark = self._dedup_mark
+        going_on = self.site is not None and self.site.collecting
+        self.deduper = (copy.deepcopy(mark) if going_on else mark) if mark is not None else \
             Deduper(near=self.config.near_dedup) if self.config.dedup else None
-        self._dedup_mark = None
+        self._dedup_mark = mark if going_on else None
         firsts = {id(f.dom): f for f in self._firsts}
         self._firsts = []
         self._rerunning = True
@@ -379,7 +393,8 @@ class SitePipeline:
             return None
         assert site.model is not None
         revised = self._rerun(learned, markdown, images) if learned else []
-        self._dedup_mark = None
+        if not site.collecting:
+            self._dedup_mark = None
         return PageResult(None, "", "", revised=revised, model=site.model.to_json())
 
     def process_blocks(self, blocks: list[Block], url: str | None, title: str = "", *,

@@ -1,0 +1,261 @@
+"""Site-level template removal in the crawl (algorithm `auto+template`): seed 003's template
+detection (extraction/template.py: SMDPW page similarity, Canopy clustering, text shared by a
+cluster's pages) learned once on a bounded sample of a site's first pages, then applied to every
+later page one at a time.
+
+Learning (`learn`, on at most learn_pages pages, the pipeline's `learn_pages`): template.py's
+analyze_site clusters the sample (<= learn_pages^2 / 2 tree comparisons, each linear in the two
+pages) and marks, in each cluster of two or more pages, the text nodes whose normalised text is on
+at least SHARED_SHARE of its pages (and on two or more). A cluster keeps the hashes of those texts:
+its template. The model is those sets of hashes (JSON, stored as the site's model like `site`'s).
+
+Selecting a page (`TemplateModel.select(dom, auto_mask)`, linear in the page): the page joins the
+cluster whose template it holds the largest share of, if that share is at least MATCH; its text
+nodes whose text is in that template are removed from auto's mask (COMBINE "and"), or from the
+whole page for the page types in WHOLE_TYPES (COMBINE "typed": template removal is the page's
+selector; auto's article rule would drop a listing's items). A page that joins no cluster keeps
+auto's mask (cluster -1): a page alone, a page type the sample did not have.
+
+TemplateLearner is the pipeline's learning stage with the same protocol as extraction/site's
+SiteLearner (SitePipeline uses either): auto while the first pages are collected; at
+learn_pages pages (or at finish(), the site idle or the crawl over, with >= MIN_PAGES pages) the
+model is learned and the collected pages are re-run with it. A model learned at finish() on fewer
+than learn_pages pages keeps collecting (still bounded by learn_pages) and learns again when more
+pages come. Numbers: docs/algorithms.md, "Site template removal".
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+
+from ..parse import TEXT, Dom
+
+FORMAT = "template/1"
+MIN_PAGES = 2  # fewest pages a model is learned on (finish(); a cluster needs two to share text)
+MATCH = 0.5  # a page joins the cluster whose template it holds this share of, or more
+COMBINE = "and"  # "and": auto's mask less the template; "typed": WHOLE_TYPES take the page less it
+WHOLE_TYPES = frozenset({"listing", "collection"})
+COMBINES = ("and", "typed", "template")
+
+Mask = Sequence[bool] | None
+Learned = list[tuple[Dom, Mask, int]]
+
+
+def _key(text: str) -> str:
+    """A text node's key: a hash of its whitespace-normalised text (16 hex digits)."""
+    return hashlib.blake2b(" ".join(text.split()).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def text_keys(dom: Dom) -> dict[int, str]:
+    """Dom index -> key of each visible, non-blank text node under <body> (one linear walk)."""
+    out: dict[int, str] = {}
+    if not len(dom):
+        return out
+    root = dom.body()
+    tags, texts, skipped = dom.tag, dom.text, dom.skipped
+    for i in range(root, dom.end[root]):
+        if tags[i] == TEXT and not skipped[i]:
+            t = texts[i]
+            if t and not t.isspace():
+                out[i] = _key(t)
+    return out
+
+
+class TemplateModel:
+    """A site's templates: one set of text keys per cluster of its sample; counts of the pages it
+    selected and of those that joined no cluster (fallbacks, as SiteModels reads them)."""
+
+    __slots__ = ("clusters", "fallbacks", "pages", "sample")
+
+    def __init__(self, clusters: Sequence[frozenset[str]] = (), sample: int = 0) -> None:
+        self.clusters = tuple(clusters)
+        self.sample = sample  # pages it was learned on
+        self.pages = 0
+        self.fallbacks = 0
+
+    def select(self, dom: Dom, auto: Mask, combine: str | None = None,
+               page_type: str | None = None) -> tuple[Mask, int]:
+        """(mask, cluster) of a page: auto's mask less the template of the cluster it joins,
+        or (auto, -1) when it joins none. page_type: the page's type, for COMBINE "typed"."""
+        combine = combine or COMBINE
+        self.pages += 1
+        if not len(dom) or not self.clusters:
+            self.fallbacks += 1
+            return auto, -1
+        keys = text_keys(dom)
+        present = set(keys.values())
+        best, best_share = -1, 0.0
+        for c, tpl in enumerate(self.clusters):
+            share = len(present & tpl) / len(tpl)
+            if share > best_share:
+                best, best_share = c, share
+        if best < 0 or best_share < MATCH:
+            self.fallbacks += 1
+            return auto, -1
+        return template_mask(dom, auto, keys, self.clusters[best], combine, page_type), best
+
+    def to_json(self) -> str:
+        return json.dumps({"format": FORMAT, "sample": self.sample, "pages": self.pages,
+                           "fallbacks": self.fallbacks, "clusters": [sorted(c) for c in self.clusters]},
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, s: str) -> TemplateModel:
+        """ValueError on anything but this module's format."""
+        try:
+            d = json.loads(s)
+        except ValueError as e:
+            raise ValueError(f"not JSON: {e}") from None
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ValueError(f"not a {FORMAT} model")
+        cs = d.get("clusters")
+        if not isinstance(cs, list) or not all(isinstance(c, list) and c and all(isinstance(k, str) for k in c)
+                                               for c in cs):
+            raise ValueError("clusters must be non-empty lists of keys")
+        m = cls([frozenset(c) for c in cs], int(d.get("sample") or 0))
+        for name in ("pages", "fallbacks"):
+            v = d.get(name)
+            if type(v) is int and v >= 0:
+                setattr(m, name, v)
+        return m
+
+
+def template_mask(dom: Dom, auto: Mask, keys: dict[int, str], template: frozenset[str], combine: str,
+                  page_type: str | None) -> list[bool]:
+    """The page's mask with its template text nodes removed: from auto's mask ("and"), from the
+    whole page ("template"), or from the whole page for WHOLE_TYPES and auto's otherwise
+    ("typed"). A pure function of its arguments."""
+    whole = combine == "template" or (combine == "typed" and page_type in WHOLE_TYPES)
+    if whole or auto is None:
+        keep = [False] * len(dom)
+        for i, k in keys.items():
+            keep[i] = k not in template
+        return keep
+    keep = list(auto)
+    for i, k in keys.items():
+        if keep[i] and k in template:
+            keep[i] = False
+    return keep
+
+
+def learn(doms: Sequence[Dom]) -> TemplateModel:
+    """The model of a sample of a site's pages (seed 003 via template.analyze_site, no fallback
+    selector: pages alone in their cluster add no template)."""
+    from .template import analyze_site
+
+    res = analyze_site(doms, fallback=None)
+    members: dict[int, list[int]] = {}
+    for j, c in enumerate(res.cluster_of):
+        members.setdefault(c, []).append(j)
+    clusters = []
+    for c in sorted(members):
+        keys = frozenset(_key(doms[j].text[i]) for j in members[c] for i in res.shared[j])
+        if len(members[c]) >= 2 and keys:
+            clusters.append(keys)
+    return TemplateModel(clusters, len(doms))
+
+
+def _auto(dom: Dom) -> tuple[Mask, str | None]:
+    """auto's mask and the page type it selected by (nfas remembers it for the page)."""
+    from .auto import select
+    from .nfas import last_type
+
+    if not len(dom):
+        return None, None
+    mask = select(dom)
+    t = last_type(dom)
+    return mask, t[0] if t is not None else None
+
+
+class TemplateLearner:
+    """The pipeline's learning stage for `auto+template` (SiteLearner's protocol)."""
+
+    def __init__(self, learn_pages: int, learn_seconds: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.learn_pages, self.learn_seconds, self.clock = learn_pages, learn_seconds, clock
+        self.model: TemplateModel | None = None
+        self.version = 0
+        self.collecting = True
+        self.collected: list[tuple[Dom, Mask]] = []  # <= learn_pages
+        self._types: dict[int, str | None] = {}  # id(dom) of a collected page -> its type
+        self.started = 0.0
+
+    def load(self, model: object) -> None:
+        """Use a saved model (crawl --resume): no more collection when it was learned on a full
+        sample; a smaller one collects again (its pages are stored already: only later ones)."""
+        assert isinstance(model, TemplateModel)
+        self.model, self.collected = model, []
+        self.collecting = model.sample < self.learn_pages
+        self.version += 1
+
+    def _select(self, dom: Dom, auto: Mask, ptype: str | None) -> tuple[Mask, int]:
+        if self.model is None:
+            return auto, -1
+        return self.model.select(dom, auto, page_type=ptype)
+
+    def page(self, dom: Dom) -> tuple[Mask, int, Learned | None]:
+        auto, ptype = _auto(dom)
+        mask, cluster = self._select(dom, auto, ptype)
+        if not self.collecting:
+            return mask, cluster, None
+        if not self.collected:
+            self.started = self.clock()
+        self.collected.append((dom, auto))
+        self._types[id(dom)] = ptype
+        if len(self.collected) < self.learn_pages and self.clock() - self.started < self.learn_seconds:
+            return mask, cluster, None
+        learned = self._learn()
+        if not learned:
+            return mask, cluster, learned
+        _, m, c = learned[-1]
+        return m, c, learned
+
+    def finish(self) -> Learned | None:
+        """Learn now on the pages collected (>= MIN_PAGES; a model learned on the same pages is not
+        learned again); None when there is nothing to learn."""
+        if not self.collecting or len(self.collected) < MIN_PAGES or \
+                (self.model is not None and self.model.sample == len(self.collected)):
+            return None
+        return self._learn()
+
+    def _learn(self) -> Learned | None:
+        pages = self.collected
+        try:
+            model = learn([d for d, _ in pages])
+        except Exception as e:  # never lose the crawl to the learner: pages stay on auto
+            from .site.model import log
+            log.warning("site template: learning on %d pages failed (%r); pages stay on auto", len(pages), e)
+            model = TemplateModel((), len(pages))
+        full = len(pages) >= self.learn_pages
+        self.collecting = not full
+        if full:
+            self.collected, types, self._types = [], self._types, {}
+        else:
+            types = self._types
+        self.model = model
+        self.version += 1
+        if not model.clusters:
+            return []
+        out: Learned = []
+        for d, a in pages:
+            out.append((d, *model.select(d, a, page_type=types.get(id(d)))))
+        return out
+
+    def learn_site(self, doms: Sequence[Dom]) -> list[tuple[Mask, int]]:
+        """process_site: learn on the first learn_pages pages, select every page."""
+        autos = [_auto(d) for d in doms]
+        sample = list(doms[:self.learn_pages])
+        model = learn(sample) if len(sample) >= MIN_PAGES else TemplateModel((), len(sample))
+        self.load(model)
+        self.collecting = False
+        return [model.select(d, a, page_type=t) for d, (a, t) in zip(doms, autos)]
+
+
+def select_site(doms: Sequence[Dom]) -> list[Mask]:
+    """Site selector of `auto+template` (process_site, bench): learn on the first pages (the
+    pipeline's default learn_pages), select every page."""
+    from ..pipeline import DEFAULTS
+
+    return [m for m, _ in TemplateLearner(DEFAULTS.learn_pages, 0.0).learn_site(doms)]
