@@ -145,8 +145,12 @@ def test_model_round_trip_and_bad_json() -> None:
     doms = [load(page_html(i, p), "http://x.test" + p) for i, p in enumerate(PAGES)]
     m = st.learn(doms[:4])
     again = st.TemplateModel.from_json(m.to_json())
-    assert again.clusters == m.clusters and again.sample == 4
-    for bad in ("", "[]", '{"format": "template/0"}', '{"format": "template/1", "clusters": [[]]}'):
+    assert again.clusters == m.clusters and again.sample == 4 and again.sizes == m.sizes == (4,)
+    from blockcrawl.cli.sites_cmd import describe  # `blockcrawl sites` shows its clusters
+    shown = describe({"site": "http://x.test", "version": 1, "model": m.to_json(), "pages": 4, "fallbacks": 0})
+    assert shown["format"] == st.FORMAT and [c["pages"] for c in shown["clusters"]] == [4]
+    for bad in ("", "[]", '{"format": "template/0"}', '{"format": "template/1", "clusters": [["ab"]]}',
+                '{"format": "template/1", "clusters": [{"id": 0, "template": []}]}'):
         with pytest.raises(ValueError):
             st.TemplateModel.from_json(bad)
     # a pipeline whose model does not load learns again (logged), it does not fail

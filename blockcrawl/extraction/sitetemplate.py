@@ -7,7 +7,8 @@ Learning (`learn`, on at most learn_pages pages, the pipeline's `learn_pages`): 
 analyze_site clusters the sample (<= learn_pages^2 / 2 tree comparisons, each linear in the two
 pages) and marks, in each cluster of two or more pages, the text nodes whose normalised text is on
 at least SHARED_SHARE of its pages (and on two or more). A cluster keeps the hashes of those texts:
-its template. The model is those sets of hashes (JSON, stored as the site's model like `site`'s).
+its template. The model is those sets of hashes (JSON {"format": "template/1", "sample", "pages", "fallbacks",
+"clusters": [{"id", "pages", "template": [keys]}]}, stored as the site's model like `site`'s).
 
 Selecting a page (`TemplateModel.select(dom, auto_mask)`, linear in the page): the page joins the
 cluster whose template it holds the largest share of, if that share is at least MATCH; its text
@@ -67,10 +68,12 @@ class TemplateModel:
     """A site's templates: one set of text keys per cluster of its sample; counts of the pages it
     selected and of those that joined no cluster (fallbacks, as SiteModels reads them)."""
 
-    __slots__ = ("clusters", "fallbacks", "pages", "sample")
+    __slots__ = ("clusters", "fallbacks", "pages", "sample", "sizes")
 
-    def __init__(self, clusters: Sequence[frozenset[str]] = (), sample: int = 0) -> None:
+    def __init__(self, clusters: Sequence[frozenset[str]] = (), sample: int = 0,
+                 sizes: Sequence[int] = ()) -> None:
         self.clusters = tuple(clusters)
+        self.sizes = tuple(sizes) or (0,) * len(self.clusters)  # sample pages in each cluster
         self.sample = sample  # pages it was learned on
         self.pages = 0
         self.fallbacks = 0
@@ -98,7 +101,9 @@ class TemplateModel:
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "sample": self.sample, "pages": self.pages,
-                           "fallbacks": self.fallbacks, "clusters": [sorted(c) for c in self.clusters]},
+                           "fallbacks": self.fallbacks,
+                           "clusters": [{"id": i, "pages": n, "template": sorted(c)}
+                                        for i, (c, n) in enumerate(zip(self.clusters, self.sizes))]},
                           separators=(",", ":"))
 
     @classmethod
@@ -111,10 +116,13 @@ class TemplateModel:
         if not isinstance(d, dict) or d.get("format") != FORMAT:
             raise ValueError(f"not a {FORMAT} model")
         cs = d.get("clusters")
-        if not isinstance(cs, list) or not all(isinstance(c, list) and c and all(isinstance(k, str) for k in c)
-                                               for c in cs):
-            raise ValueError("clusters must be non-empty lists of keys")
-        m = cls([frozenset(c) for c in cs], int(d.get("sample") or 0))
+        if not isinstance(cs, list) or not all(
+                isinstance(c, dict) and isinstance(c.get("template"), list) and c["template"]
+                and all(isinstance(k, str) for k in c["template"]) for c in cs):
+            raise ValueError("clusters must be objects with a non-empty template (a list of keys)")
+        sizes = [c.get("pages") if type(c.get("pages")) is int else 0 for c in cs]
+        sample = d.get("sample")
+        m = cls([frozenset(c["template"]) for c in cs], sample if type(sample) is int else 0, sizes)
         for name in ("pages", "fallbacks"):
             v = d.get(name)
             if type(v) is int and v >= 0:
@@ -149,12 +157,13 @@ def learn(doms: Sequence[Dom]) -> TemplateModel:
     members: dict[int, list[int]] = {}
     for j, c in enumerate(res.cluster_of):
         members.setdefault(c, []).append(j)
-    clusters = []
+    clusters, sizes = [], []
     for c in sorted(members):
         keys = frozenset(_key(doms[j].text[i]) for j in members[c] for i in res.shared[j])
         if len(members[c]) >= 2 and keys:
             clusters.append(keys)
-    return TemplateModel(clusters, len(doms))
+            sizes.append(len(members[c]))
+    return TemplateModel(clusters, len(doms), sizes)
 
 
 def _auto(dom: Dom) -> tuple[Mask, str | None]:
