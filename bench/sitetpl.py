@@ -35,15 +35,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from extraction import page_types, word_f1  # noqa: E402
 
 from blockcrawl.extraction import sitetemplate as st  # noqa: E402
-from blockcrawl.extraction import template  # noqa: E402
 from blockcrawl.extraction.api import main_content  # noqa: E402
 from blockcrawl.parse import load  # noqa: E402
 
 DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 SETS = ("cleanportaleval", "cetd", "msv", "wcxb-dev", "aeb", "cleaneval-dev")
 GRID: dict[str, tuple[Any, ...]] = {
-    "combine": ("and", "typed", "template"),
-    "match": (0.3, 0.5, 0.7),
+    "combine": ("and", "typed"),
+    "match": (0.5, 0.7),
     "share": (0.2, 0.5),
     "min_pages": (2, 3, 5),
 }
@@ -106,9 +105,8 @@ def run_set(bench: Path, ds: str, grid: dict[str, tuple[Any, ...]], learn_pages:
                     out[r["id"]] = preds["auto"][r["id"]]
                 continue
             if p["share"] not in models:
-                template.SHARED_SHARE = p["share"]
                 t0 = time.process_time()
-                models[p["share"]] = st.learn(doms[:learn_pages])
+                models[p["share"]] = st.learn(doms[:learn_pages], p["share"])
                 t_learn += time.process_time() - t0
             m = models[p["share"]]
             st.MATCH = p["match"]
@@ -122,16 +120,29 @@ def run_set(bench: Path, ds: str, grid: dict[str, tuple[Any, ...]], learn_pages:
             "select_s": t_select}
 
 
+_PAGE: dict[tuple[str, str], tuple[tuple[float, float, float], float]] = {}
+
+
+def page_score(g: dict[str, Any], text: str) -> tuple[tuple[float, float, float], float]:
+    """One page's shingle (tp, fp, fn) and word F1, memoised (variants share most texts)."""
+    import score
+
+    k = (str(g["id"]), text)
+    if k not in _PAGE:
+        _PAGE[k] = (score.shingle_counts(g.get("text") or "", text), word_f1(g.get("text") or "", text))
+    return _PAGE[k]
+
+
 def scores(res: dict[str, Any], preds: dict[str, str], subset: set[str] | None = None) -> dict[str, float]:
-    """Shingle F1 (score.py), and on wcxb-dev word F1 by page type."""
+    """Shingle F1 (score.py's per-document macro rule), and on wcxb-dev word F1 by page type."""
     import score
 
     gold = [g for g in res["gold"] if subset is None or g["id"] in subset]
-    out = {"f1": score.score("x", preds, gold=gold)["f1"]}
+    per = [page_score(g, preds.get(g["id"]) or "") for g in gold]
+    out = {"f1": score.aggregate_shingles([t for t, _ in per])["f1"]}
     if res["types"]:
         by: dict[str, list[float]] = {}
-        for g in gold:
-            f = word_f1(g["text"], preds.get(g["id"], ""))
+        for g, (_, f) in zip(gold, per):
             by.setdefault(res["types"].get(g["id"], "?"), []).append(f)
             by.setdefault("all", []).append(f)
         out.update({f"w.{t}": statistics.mean(v) for t, v in by.items()})
@@ -155,18 +166,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", nargs="+", default=list(SETS))
     ap.add_argument("--learn-pages", type=int, default=20)
     ap.add_argument("--fit", action="store_true", help="the GRID, leave one set out")
+    ap.add_argument("--save", type=Path, help="write the predictions (pickle) for --load")
+    ap.add_argument("--load", type=Path, help="score saved predictions instead of extracting")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(args.bench))
     grid = GRID if args.fit else {"combine": (st.COMBINE,), "match": (st.MATCH,),
-                                  "share": (template.SHARED_SHARE,), "min_pages": (st.MIN_PAGES,)}
+                                  "share": (st.SHARE,), "min_pages": (st.MIN_PAGES,)}
     results: dict[str, dict[str, Any]] = {}
+    if args.load:
+        import pickle
+        results = {ds: r for ds, r in pickle.loads(args.load.read_bytes()).items() if ds in args.sets}
     for ds in args.sets:
+        if ds in results:
+            continue
         t0 = time.process_time()
         results[ds] = run_set(args.bench, ds, grid, args.learn_pages)
         r = results[ds]
         multi = sum(1 for v in r["size"].values() if v >= 2)
         print(f"{ds}: {len(r['gold'])} pages, {multi} on sites of 2+, {time.process_time() - t0:.0f} s CPU "
               f"(learn {r['learn_s']:.1f} s, select {r['select_s']:.1f} s)", file=sys.stderr, flush=True)
+    if args.save:
+        import pickle
+        args.save.write_bytes(pickle.dumps(results))
     params = combos(grid)
     # objective of every (set, params) and of auto
     obj: dict[str, dict[str, float]] = {}

@@ -28,13 +28,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ..parse import TEXT, Dom
+from .text import INLINE_TAGS
 
 FORMAT = "template/1"
 MIN_PAGES = 2  # fewest pages a model is learned on (finish(); a cluster needs two to share text)
+SHARE = 0.5  # a block on this share of a cluster's pages (and on 2) is template
 MATCH = 0.5  # a page joins the cluster whose template it holds this share of, or more
 COMBINE = "and"  # "and": auto's mask less the template; "typed": WHOLE_TYPES take the page less it
 WHOLE_TYPES = frozenset({"listing", "collection"})
@@ -44,23 +48,43 @@ Mask = Sequence[bool] | None
 Learned = list[tuple[Dom, Mask, int]]
 
 
-def _key(text: str) -> str:
-    """A text node's key: a hash of its whitespace-normalised text (16 hex digits)."""
-    return hashlib.blake2b(" ".join(text.split()).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+# A text node belongs to its nearest ancestor that is not inline (table cells count as inline:
+# a row is the unit, "Core Clock" alone is on every product page of a shop, "Core Clock 1,500 MHz"
+# is not). Keying the owner's whole text, not the node's: on wcxb-dev's sites of 2+ pages, keying
+# single text nodes removed code keywords ("import", "class" in highlighted code), spec labels and
+# reference links ("PubMed") repeated across pages, 47,600 characters of gold text.
+_INLINE = INLINE_TAGS | {"td", "th"}
+
+
+def _key(tag: str, text: str) -> str:
+    """A block's key: a hash of its tag and its whitespace-normalised own text (16 hex digits)."""
+    s = tag + "|" + " ".join(text.split())
+    return hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def text_keys(dom: Dom) -> dict[int, str]:
-    """Dom index -> key of each visible, non-blank text node under <body> (one linear walk)."""
+    """Dom index -> key of the block owning each visible, non-blank text node under <body>: the
+    hash of that block's own text (its text nodes, not its nested blocks'). Two linear walks."""
     out: dict[int, str] = {}
     if not len(dom):
         return out
     root = dom.body()
-    tags, texts, skipped = dom.tag, dom.text, dom.skipped
-    for i in range(root, dom.end[root]):
-        if tags[i] == TEXT and not skipped[i]:
-            t = texts[i]
-            if t and not t.isspace():
-                out[i] = _key(t)
+    tags, texts, skipped, parent = dom.tag, dom.text, dom.skipped, dom.parent
+    owner: dict[int, int] = {root: root}  # element -> its block (parents come before children)
+    own: dict[int, list[int]] = {}  # block -> its text nodes, in order
+    for i in range(root + 1, dom.end[root]):
+        t = tags[i]
+        p = parent[i]
+        ob = owner.get(p, root)
+        if t == TEXT:
+            if not skipped[i] and texts[i] and not texts[i].isspace():
+                own.setdefault(ob, []).append(i)
+        else:
+            owner[i] = ob if t in _INLINE else i
+    for b, nodes in own.items():
+        k = _key(tags[b], " ".join(texts[i] for i in nodes))
+        for i in nodes:
+            out[i] = k
     return out
 
 
@@ -148,21 +172,31 @@ def template_mask(dom: Dom, auto: Mask, keys: dict[int, str], template: frozense
     return keep
 
 
-def learn(doms: Sequence[Dom]) -> TemplateModel:
-    """The model of a sample of a site's pages (seed 003 via template.analyze_site, no fallback
-    selector: pages alone in their cluster add no template)."""
+def learn(doms: Sequence[Dom], share: float | None = None) -> TemplateModel:
+    """The model of a sample of a site's pages: seed 003's clusters (template.analyze_site:
+    SMDPW + Canopy), then in each cluster of two or more pages the blocks whose key is on at least
+    `share` (SHARE) of its pages and on two or more."""
     from .template import analyze_site
 
+    share = SHARE if share is None else share
     res = analyze_site(doms, fallback=None)
+    keys = [set(text_keys(d).values()) for d in doms]
     members: dict[int, list[int]] = {}
     for j, c in enumerate(res.cluster_of):
         members.setdefault(c, []).append(j)
     clusters, sizes = [], []
     for c in sorted(members):
-        keys = frozenset(_key(doms[j].text[i]) for j in members[c] for i in res.shared[j])
-        if len(members[c]) >= 2 and keys:
-            clusters.append(keys)
-            sizes.append(len(members[c]))
+        js = members[c]
+        if len(js) < 2:
+            continue
+        df: Counter[str] = Counter()
+        for j in js:
+            df.update(keys[j])
+        need = max(2, math.ceil(share * len(js)))
+        tpl = frozenset(k for k, n in df.items() if n >= need)
+        if tpl:
+            clusters.append(tpl)
+            sizes.append(len(js))
     return TemplateModel(clusters, len(doms), sizes)
 
 
