@@ -207,3 +207,20 @@ def test_combine_is_validated_by_name() -> None:
     with pytest.raises(ConfigError):
         PipelineConfig(mode="main", algorithm="auto+templat")
     assert set(st.COMBINES) >= {st.COMBINE}
+
+
+def test_process_site_learns_on_the_pages_given_together() -> None:
+    pipe = SitePipeline(mode="main", algorithm="auto+template", tokenizer="words", dedup=False)
+    out = pipe.process_site([(page_html(i, p), "http://x.test" + p, None) for i, p in enumerate(PAGES)])
+    assert [unique(i) in r.text for i, r in enumerate(out)] == [True] * len(PAGES)
+    assert not any(NEWSLETTER in r.text for r in out)
+
+
+def test_block_keys_are_one_linear_walk_on_deep_nesting() -> None:
+    deep = load("<html><body><div>" + "<span>" * 100_000 + "x" + "</span>" * 100_000 + "<p>a</p><p>a</p></div></body></html>")
+    keys = st.text_keys(deep)
+    ps = [i for i in keys if deep.text[i] == "a"]
+    assert len(keys) == 3 and len(ps) == 2 and keys[ps[0]] == keys[ps[1]]  # same block text, same key
+    inline = load("<html><body><p>import <span>os</span></p><p>import <span>re</span></p></body></html>")
+    k = st.text_keys(inline)
+    assert len(k) == 4 and len(set(k.values())) == 2  # a code keyword is keyed by its block's text
