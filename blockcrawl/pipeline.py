@@ -319,8 +319,7 @@ class SitePipeline:
             return keep, cluster, [], None
         assert site.model is not None
         if not learned:  # a model without clusters: the pages stay as they were
-            if not site.collecting:
-                self._dedup_mark = None
+            self._dedup_mark = None
             return keep, cluster, [], site.model.to_json()
         revised = self._rerun(learned[:-1], markdown, images)
         return keep, cluster, revised, site.model.to_json()
@@ -328,13 +327,10 @@ class SitePipeline:
     def _rerun(self, pages: Sequence[tuple[Dom, Sequence[bool] | None, int]], markdown: bool,
                images: bool) -> list[PageResult]:
         """The collected pages again, in order, with the new model's masks, the dedup state
-        rewound to where collection began (so no block is counted twice). A learner that goes on
-        collecting (auto+template after a small sample) keeps the mark for its next learning."""
-        mark = self._dedup_mark
-        going_on = self.site is not None and self.site.collecting
-        self.deduper = (copy.deepcopy(mark) if going_on else mark) if mark is not None else \
+        rewound to where collection began (so no block is counted twice)."""
+        self.deduper = self._dedup_mark if self._dedup_mark is not None else \
             Deduper(near=self.config.near_dedup) if self.config.dedup else None
-        self._dedup_mark = mark if going_on else None
+        self._dedup_mark = None
         firsts = {id(f.dom): f for f in self._firsts}
         self._firsts = []
         self._rerunning = True
@@ -393,8 +389,7 @@ class SitePipeline:
             return None
         assert site.model is not None
         revised = self._rerun(learned, markdown, images) if learned else []
-        if not site.collecting:
-            self._dedup_mark = None
+        self._dedup_mark = None
         return PageResult(None, "", "", revised=revised, model=site.model.to_json())
 
     def process_blocks(self, blocks: list[Block], url: str | None, title: str = "", *,

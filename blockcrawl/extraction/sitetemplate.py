@@ -20,9 +20,10 @@ auto's mask (cluster -1): a page alone, a page type the sample did not have.
 TemplateLearner is the pipeline's learning stage with the same protocol as extraction/site's
 SiteLearner (SitePipeline uses either): auto while the first pages are collected; at
 learn_pages pages (or at finish(), the site idle or the crawl over, with >= MIN_PAGES pages) the
-model is learned and the collected pages are re-run with it. A model learned at finish() on fewer
-than learn_pages pages keeps collecting (still bounded by learn_pages) and learns again when more
-pages come. Numbers: docs/algorithms.md, "Site template removal".
+model is learned and the collected pages are re-run with it; then the Doms are let go (a crawl of
+10,000 small sites must not hold their pages until it ends) and later pages use that model, also
+when it was learned at finish() on fewer than learn_pages pages. Numbers: docs/algorithms.md,
+"Site template removal".
 """
 from __future__ import annotations
 
@@ -226,11 +227,10 @@ class TemplateLearner:
         self.started = 0.0
 
     def load(self, model: object) -> None:
-        """Use a saved model (crawl --resume): no more collection when it was learned on a full
-        sample; a smaller one collects again (its pages are stored already: only later ones)."""
+        """Use a saved model (crawl --resume): no collection."""
         assert isinstance(model, TemplateModel)
-        self.model, self.collected = model, []
-        self.collecting = model.sample < self.learn_pages
+        self.model, self.collected, self.collecting = model, [], False
+        self._types = {}
         self.version += 1
 
     def _select(self, dom: Dom, auto: Mask, ptype: str | None) -> tuple[Mask, int]:
@@ -256,27 +256,21 @@ class TemplateLearner:
         return m, c, learned
 
     def finish(self) -> Learned | None:
-        """Learn now on the pages collected (>= MIN_PAGES; a model learned on the same pages is not
-        learned again); None when there is nothing to learn."""
-        if not self.collecting or len(self.collected) < MIN_PAGES or \
-                (self.model is not None and self.model.sample == len(self.collected)):
+        """Learn now on the pages collected (>= MIN_PAGES); None when there is nothing to learn
+        (not collecting, or fewer pages: they stay on auto, and collection goes on if more come)."""
+        if not self.collecting or len(self.collected) < MIN_PAGES:
             return None
         return self._learn()
 
     def _learn(self) -> Learned | None:
-        pages = self.collected
+        pages, types = self.collected, self._types
+        self.collected, self._types, self.collecting = [], {}, False
         try:
             model = learn([d for d, _ in pages])
         except Exception as e:  # never lose the crawl to the learner: pages stay on auto
             from .site.model import log
             log.warning("site template: learning on %d pages failed (%r); pages stay on auto", len(pages), e)
             model = TemplateModel((), len(pages))
-        full = len(pages) >= self.learn_pages
-        self.collecting = not full
-        if full:
-            self.collected, types, self._types = [], self._types, {}
-        else:
-            types = self._types
         self.model = model
         self.version += 1
         if not model.clusters:
