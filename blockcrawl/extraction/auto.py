@@ -223,7 +223,8 @@ def _typed(dom: Dom, f: Features, rule: str, keep_title: bool) -> list[bool] | N
         keep = _typed(dom, f, "mild", keep_title)
         if keep is None:
             return None
-        return getattr(pagerules, rule)(dom, keep, *_furniture(dom, f, strict=True))
+        post = pagerules.thread if rule == "thread" else pagerules.product
+        return post(dom, keep, *_furniture(dom, f, strict=True))
     if rule == "sections":
         keep = _whole(dom, f, region=True)
         return keep if any(keep) else _typed(dom, f, "wide", keep_title)
