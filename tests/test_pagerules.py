@@ -120,3 +120,11 @@ def test_a_named_wrapper_of_the_whole_text_stays():
     dom = load(html)
     keep = pagerules.product(dom, [True] * len(dom), [False] * len(dom), [0] * len(dom))
     assert any(keep[j] for j in range(len(dom)) if dom.tag[j] == "#text" and "blender" in dom.text[j])
+
+
+def test_a_bare_url_is_no_product_text():
+    dom = load("<div><p>https://cdn.example.com/img/5001_BONE.jpg</p><p>Mid weight, 100% combed cotton "
+               "https://example.com/care</p></div>")
+    keep = pagerules.drop_urls(dom, [True] * len(dom))
+    kept = [dom.text[j] for j in range(len(dom)) if keep[j] and dom.tag[j] == "#text"]
+    assert kept == ["Mid weight, 100% combed cotton https://example.com/care"]

@@ -8,7 +8,7 @@ R .91 forum), and most of it is text said twice or text of a known kind:
   every post of its author: the same text node again. `dedup` keeps the first copy (forum .791 ->
   .822, product .615 -> .638; every one of the five site folds gains on both);
 - on a product page, its reviews and ratings, its questions and answers, its legal footnotes
-  (`PRODUCT_DROP`): product .638 -> .658;
+  (`PRODUCT_DROP`): product .638 -> .658; a text node that is a bare URL: .660;
 - on a forum thread, the signatures (`FORUM_DROP`): .822 -> .827.
 A service page's sections are the <main> region's text when the page has a <main> holding text
 (auto's `region`), else auto's `wide` mask: service .804 -> .835.
@@ -115,11 +115,24 @@ def price(dom: Dom, keep: list[bool], dead: list[bool]) -> list[bool]:
     return keep
 
 
+# A text node that is a bare address: an image or variant URL of a product's data dump.
+URL = re.compile(r"\s*(https?://|www\.)\S+\s*$")
+
+
+def drop_urls(dom: Dom, keep: list[bool]) -> list[bool]:
+    """Unkeep the text nodes that are nothing but a URL (product pages .658 -> .660)."""
+    tags, texts = dom.tag, dom.text
+    for j in range(len(dom)):
+        if keep[j] and tags[j] == TEXT and URL.match(texts[j]):
+            keep[j] = False
+    return keep
+
+
 def product(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -> list[bool]:
     """A product page's description, specifications and price: the mask minus its reviews,
-    questions and footnotes, each text said once, plus its price (dead: auto's furniture mask;
-    owner unused, the rules take one signature)."""
-    return price(dom, dedup(dom, drop_named(dom, keep, PRODUCT_DROP)), dead)
+    questions and footnotes and bare URLs, each text said once, plus its price (dead: auto's
+    furniture mask; owner unused, the rules take one signature)."""
+    return price(dom, drop_urls(dom, dedup(dom, drop_named(dom, keep, PRODUCT_DROP))), dead)
 
 
 def thread(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -> list[bool]:
