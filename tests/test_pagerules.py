@@ -128,3 +128,20 @@ def test_a_bare_url_is_no_product_text():
     keep = pagerules.drop_urls(dom, [True] * len(dom))
     kept = [dom.text[j] for j in range(len(dom)) if keep[j] and dom.tag[j] == "#text"]
     assert kept == ["Mid weight, 100% combed cotton https://example.com/care"]
+
+
+def test_docs_rule_keeps_the_body_and_drops_its_navigation_boxes():
+    params = "".join(f"<dt><code>opt{i}</code></dt><dd>Sets option {i} of the stream.</dd>" for i in range(4))
+    html = (f"<html><body>{NAV}<main><h1>open()</h1><div class='on-this-page'><a href='#p'>Parameters</a> "
+            "<a href='#e'>Examples</a></div><p>Opens a stream and returns a handle that reads the file in "
+            f"blocks, buffering as configured by the options below.</p><h2>Parameters</h2><dl>{params}</dl>"
+            "<pre>h = open('data.bin')\nh.close()</pre>"
+            "<div class='prev-next'><a href='/read'>Previous: read()</a> <a href='/seek'>Next: seek()</a></div>"
+            "<div class='last-modified'>Last modified March 3, 2024 by the docs team</div>"
+            f"</main>{FOOTER}</body></html>")
+    text = _text(html, "docs")
+    for want in ("Opens a stream", "opt3", "Sets option 3 of the stream.", "h.close()", "Parameters"):
+        assert want in text
+    assert "Previous: read()" not in text and "Last modified" not in text and "Examples" not in text
+    region = _text(html, "region")
+    assert "Previous: read()" in region and "Last modified" in region

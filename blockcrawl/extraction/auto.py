@@ -207,23 +207,24 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 #   posts with their authors, a product's description, specifications and price).
 # None (or {}) turns the type rules off: every page is selected as an article.
 # sections: region when the page has a <main> holding text, else wide (service .804 -> .835);
+# docs: region minus prev/next, edit, "on this page", "last modified" boxes (.932 -> .935);
 # thread, product: mild, then extraction.pagerules' removals (signatures; reviews, questions,
 #   footnotes) and text said twice (forum .791 -> .827, product .615 -> .658 on the pages so typed).
 TYPE_RULES: dict[str, str] | None = {
-    "documentation": "region", "listing": "region", "collection": "page", "service": "sections",
+    "documentation": "docs", "listing": "region", "collection": "page", "service": "sections",
     "forum": "thread", "product": "product"}
 _WIDE = {"wide": (0.8, 0.5, (1.01, 1.01, 1.01)), "mild": (0.8, 0.5, (0.5, 0.6, 0.8))}
 REGION_TEXT = 200  # a <main> element holding less text than this is no region
 
 
 def _typed(dom: Dom, f: Features, rule: str, keep_title: bool) -> list[bool] | None:
-    if rule in ("thread", "product"):
+    if rule in ("thread", "product", "docs"):
         from . import pagerules
 
-        keep = _typed(dom, f, "mild", keep_title)
+        keep = _typed(dom, f, "region" if rule == "docs" else "mild", keep_title)
         if keep is None:
             return None
-        post = pagerules.thread if rule == "thread" else pagerules.product
+        post = {"thread": pagerules.thread, "product": pagerules.product, "docs": pagerules.docs}[rule]
         return post(dom, keep, *_furniture(dom, f, strict=True))
     if rule == "sections":
         keep = _whole(dom, f, region=True)
