@@ -61,6 +61,7 @@ def test_product_rule_keeps_description_specs_price_and_drops_reviews():
 def forum_page() -> str:
     posts = "".join(
         f'<div class="post"><div class="message-user"><a class="username" href="/u/{name}">{name}</a> '
+        f'<div class="message-userExtras"><dl><dt>Messages</dt><dd>{1200 + i}</dd></dl></div>'
         f'<span>Posted May {i + 1}, '
         f"2024</span></div><div class='post-body'><p>Reply {i}: {body}</p></div>"
         f'<div class="signature">{name} - running Debian on a ThinkPad X220 since 2012.</div></div>'
@@ -86,6 +87,7 @@ def test_forum_rule_keeps_every_post_with_its_author():
         assert f"Reply {i}:" in text and f"Posted May {i + 1}, 2024" in text
     assert text.count("raoul") >= 2 and text.count("petra") >= 2
     assert "ThinkPad" not in text  # the signatures
+    assert "Messages" not in text and "1203" not in text  # the authors' statistics
     assert "Other thread" not in text
     assert "ThinkPad" in _text(html, "mild")
 

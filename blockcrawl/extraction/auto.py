@@ -209,7 +209,7 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 # sections: region when the page has a <main> holding text, else wide (service .804 -> .835);
 # docs: region minus prev/next, edit, "on this page", "last modified" boxes (.932 -> .935);
 # thread, product: mild, then extraction.pagerules' removals (signatures; reviews, questions,
-#   footnotes) and text said twice (forum .791 -> .827, product .615 -> .658 on the pages so typed).
+#   footnotes) and text said twice (forum .791 -> .833, product .615 -> .660 on the pages so typed).
 TYPE_RULES: dict[str, str] | None = {
     "documentation": "docs", "listing": "region", "collection": "page", "service": "sections",
     "forum": "thread", "product": "product"}
@@ -222,6 +222,8 @@ def _typed(dom: Dom, f: Features, rule: str, keep_title: bool) -> list[bool] | N
         from . import pagerules
 
         keep = _typed(dom, f, "region" if rule == "docs" else "mild", keep_title)
+        if keep is None and rule != "docs":  # too little for mild: the article rule's looser pass
+            keep = _select(dom, f, strict=False, keep_title=keep_title)
         if keep is None:
             return None
         post = {"thread": pagerules.thread, "product": pagerules.product, "docs": pagerules.docs}[rule]
