@@ -205,11 +205,11 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 #   their text in links, with no link-dense container dropped inside: a service page's sections;
 # mild: as wide, but link-dense containers inside are dropped at higher densities (a forum's
 #   posts with their authors, a product's description, specifications and price).
-# None (or {}) turns the type rules off: every page is selected as an article.
 # sections: region when the page has a <main> holding text, else wide (service .804 -> .835);
 # docs: region minus prev/next, edit, "on this page", "last modified" boxes (.932 -> .935);
 # thread, product: mild, then extraction.pagerules' removals (signatures; reviews, questions,
 #   footnotes) and text said twice (forum .791 -> .833, product .615 -> .660 on the pages so typed).
+# None (or {}) turns the type rules off: every page is selected as an article.
 TYPE_RULES: dict[str, str] | None = {
     "documentation": "docs", "listing": "region", "collection": "page", "service": "sections",
     "forum": "thread", "product": "product"}
