@@ -61,6 +61,8 @@ def build_ann(store: Path, ids: np.ndarray, matrix: np.ndarray, generation: int 
         raise RuntimeError("--ann needs hnswlib: pip install 'blockcrawl[ann]'")
     import hnswlib
 
+    from .embed import available_cpus
+
     path, meta = ann_paths(store)
     dim = matrix.shape[1] if matrix.ndim == 2 and matrix.shape[0] else 1
     idx = None
@@ -81,13 +83,13 @@ def build_ann(store: Path, ids: np.ndarray, matrix: np.ndarray, generation: int 
         if need > graph.get_max_elements():
             graph.resize_index(max(need, int(graph.get_max_elements() * 1.25)))
         if fresh.any():
-            graph.add_items(matrix[fresh], ids[fresh])
+            graph.add_items(matrix[fresh], ids[fresh], num_threads=available_cpus())
         deleted = np.setdiff1d(np.union1d(deleted, gone), ids[fresh])
     else:
         graph = hnswlib.Index(space="ip", dim=dim)
         graph.init_index(max_elements=max(1, len(ids)), ef_construction=EF_CONSTRUCTION, M=M)
         if len(ids):
-            graph.add_items(matrix, ids)
+            graph.add_items(matrix, ids, num_threads=available_cpus())  # every core: a thread per insert
         deleted = np.zeros(0, dtype=np.int64)
     tmp = path.with_name(path.name + ".tmp")
     graph.save_index(str(tmp))
