@@ -3,16 +3,18 @@
 1. index build speed: `blockcrawl index` (hash, embed, SQLite writes; int8 ONNX Runtime since #24)
    vs torch fp32 SentenceTransformer.encode() on the same chunk texts, in the same run (ratio =
    index / encode; bench/embed_speed.py compares the runtimes alone);
-2. query latency p50/p95 of search() at 10k and 100k chunks, per mode, exact and HNSW. These stores
-   are SYNTHETIC: texts are random word sequences drawn from the real chunks' vocabulary and vectors
-   are random unit vectors (only latency is measured there; query embedding is real);
+2. query latency p50/p95 of search() at 10k and 100k chunks (--sizes; 1000000 for #24.5), per mode,
+   exact and HNSW, with the HNSW build time, memory per million chunks and recall@10 against exact
+   search. These stores are SYNTHETIC but made of real parts (SYNTH_METHOD below): perturbed mixtures
+   of embedded wtq-dev chunks and windows of their text; the queries are wtq-dev's questions;
 3. retrieval quality: recall of heading-aware block chunks vs plain fixed-size chunks of the same
    main-content text (and, as a naive baseline, plain chunks of the whole page text), all 200 tokens
    with overlap 40, at k=5 and at an equal context budget of 1,000 tokens, on queries built from the
    benchmark pages' sections (method: RECALL_METHOD below, also in docs/benchmarks.md).
 
 Reads pages from ../shared/bench/data (relative to the repository; override with --data or
-BLOCKCRAWL_BENCH_DATA). Run: python bench/search.py [--pages N] [--sizes 10000,100000]
+BLOCKCRAWL_BENCH_DATA), wtq-dev included (part 2). Run: python bench/search.py [--pages N]
+[--sizes 10000,100000] [--skip build,recall]
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -132,69 +135,156 @@ def synthetic_url(page: int) -> str:
     return f"https://big.bench/p{page}" if page % 2 == 0 else f"https://site{page % 50}.bench/p{page}"
 
 
-TOPICS = 2000  # synthetic vectors: unit vectors scattered around this many random topic directions
-SPREAD = 0.6  # noise norm relative to the topic direction (cosine to the topic ~0.85, to another ~0)
+SYNTH_METHOD = """Synthetic stores, method (#24.5: realistic vectors and texts, built in minutes).
+
+Base: the chunks `crawl` stores for the first BASE_PAGES wtq-dev pages (real Wikipedia articles
+with tables, one SitePipeline as one site), of which BASE_TEXTS drawn with a fixed seed are
+embedded by the bundled model as `index` embeds them (context + text; cached by text hash across
+runs in bench/tables.py's cache file). Each synthetic chunk is a perturbed mixture of them:
+  vector  unit(b_a + w * b_b + NOISE * unit(sum_j g_j * b_r_j)): b_a a random base vector, b_b one of
+          its NEIGHBOURS nearest base vectors, w ~ U(0, MIX), g_j ~ N(0, 1) over 8 random base
+          vectors b_r_j. The perturbation lies in the span of real embeddings (not isotropic noise
+          in 384 dimensions, which no text embedding has), so neighbourhoods look like real ones:
+          the nearest of 10^6 to a real question is at cosine ~0.7, as in real stores.
+  text    a window of up to WORDS_A words of base chunk a's text and one of up to WORDS_B words of
+          b's, its heading path and context those of a: the words and their frequencies are real
+          Wikipedia text (Zipf-like by nature), so FTS5 posting lists and bm25 work look real. One
+          departure: a word of one base chunk is in ~n/BASE_TEXTS chunks, so rare words are less
+          rare than in a real store of that size (longer posting lists: pessimistic for latency).
+Queries: the wtq-dev questions ("title: question", real query embeddings) for latency and for
+recall@10 of the ANN index against exact search; also hold-out vectors (made like the stored ones,
+not stored), which is what a query that paraphrases a stored chunk looks like.
+Bulk build: one transaction, executemany, journal off, 8 KiB pages (at 4 KiB, what `index` gets,
+each vector row spills into an overflow page: 4.4 GB a million on disk instead of 1.6; search reads
+the flat file, not this table), FTS5 filled once after the chunks, the embeddings table keyed in
+sorted order, the flat vector file `index` writes; HNSW built with every core (index.ann.build_ann).
+"""
+BASE_PAGES = 100    # wtq-dev pages whose chunks seed the synthetic stores
+BASE_TEXTS = 2000   # of their chunks, embedded (cached across runs by text hash)
+NEIGHBOURS = 16     # a synthetic chunk mixes base chunk a with one of a's 16 nearest base chunks ...
+MIX = 0.5           # ... at a weight drawn from U(0, MIX)
+NOISE = 0.35        # and a perturbation of this norm (a random combination of 8 base vectors)
+WORDS_A, WORDS_B = 60, 20  # words of text from a and from the neighbour b
+RECALL_QUERIES = 150  # real questions (and as many hold-out vectors) for ANN recall@10 vs exact: the
+# exact top 10 is one pass over the matrix per 64 queries (~200 s for 523 at 10^6 at load 15)
 
 
-def synthetic_vectors(rng: np.random.Generator, n: int, dim: int, centers: np.ndarray) -> np.ndarray:
-    """n unit vectors around random topic centers: real text embeddings cluster by topic, and HNSW
-    recall on structureless Gaussian vectors in 384 dimensions says little about recall on them."""
-    m = centers[rng.integers(0, len(centers), n)] + rng.standard_normal((n, dim)).astype(np.float32) * (
-        SPREAD / np.sqrt(dim))
-    m /= np.linalg.norm(m, axis=1, keepdims=True)
-    return m.astype(np.float32)
+@dataclass
+class Base:
+    texts: list[list[str]]  # words of each base chunk's text
+    heading: list[str]  # its heading path (JSON) and context
+    context: list[str]
+    vectors: np.ndarray  # (BASE_TEXTS, dim) unit rows
+    neighbours: np.ndarray  # (BASE_TEXTS, NEIGHBOURS) nearest other base rows
+    queries: list[str]
+    query_vectors: np.ndarray
+    seconds: float
+    embedded: int  # texts the model embedded in this run (the rest came from the cache)
 
 
-def synthetic_store(path: Path, n: int, vocab: list[str], dim: int, model: str) -> None:
-    """A store of n synthetic chunks (random Zipf-distributed words from the real pages' vocabulary,
-    20 a page) with random clustered vectors, its FTS index and the flat vector file `index`
-    writes. Built with numpy and bulk SQL (keys sorted before the WITHOUT ROWID insert): 10^6
-    chunks in a few minutes, where the row-by-row build did not finish in 15."""
+def base_corpus(data: Path, n_pages: int = BASE_PAGES, n_texts: int = BASE_TEXTS) -> Base:
+    from tables import CachedEmbedder, load  # bench/tables.py: wtq-dev pages, embedding cache
+
+    t = time.perf_counter()
+    pages, questions = load(data, n_pages)
+    pipe = SitePipeline(mode="main")
+    chunks = {}
+    for _, url, html in pages:
+        for c in pipe.process(html, url).chunks:
+            chunks.setdefault(c.embed_text, c)
+    rng = np.random.default_rng(24)
+    pick = sorted(rng.choice(len(chunks), size=min(n_texts, len(chunks)), replace=False).tolist())
+    chosen = [c for i, c in enumerate(chunks.values()) if i in set(pick)]
+    emb = CachedEmbedder(Path(tempfile.gettempdir()) / "blockcrawl-bench-emb.sqlite")
+    vecs = np.asarray(emb.embed([c.embed_text for c in chosen]), dtype=np.float32)
+    queries = [f"{q['title']}: {q['query']}" for q in questions]
+    qv = np.asarray(emb.embed(queries), dtype=np.float32)
+    sims = vecs @ vecs.T
+    np.fill_diagonal(sims, -2.0)
+    nbr = np.argsort(-sims, axis=1)[:, :NEIGHBOURS]
+    return Base([c.text.split() for c in chosen], [json.dumps(list(c.heading_path)) for c in chosen],
+                [c.context for c in chosen], vecs, nbr, queries, qv, time.perf_counter() - t, emb.misses)
+
+
+def synthetic_vectors(rng: np.random.Generator, base: Base, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, vectors) of m synthetic chunks (SYNTH_METHOD): base row, neighbour row, unit vector."""
+    nb = len(base.vectors)
+    a = rng.integers(0, nb, m)
+    b = base.neighbours[a, rng.integers(0, base.neighbours.shape[1], m)]
+    w = rng.uniform(0.0, MIX, m).astype(np.float32)[:, None]
+    g = rng.standard_normal((m, 8)).astype(np.float32)
+    noise = np.einsum("mk,mkd->md", g, base.vectors[rng.integers(0, nb, (m, 8))])
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    v = base.vectors[a] + w * base.vectors[b] + NOISE * noise
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return a, b, v.astype(np.float32)
+
+
+def synthetic_store(path: Path, n: int, base: Base, model: str) -> dict:
+    """A store of n synthetic chunks (SYNTH_METHOD), 20 a page, with its FTS index, vectors and the
+    flat vector file `index` writes. Returns the seconds of each step."""
     from blockcrawl.index import vecfile
+    from blockcrawl.store.schema import _FTS_FILL, FTS_SCHEMA, VECTOR_SCHEMA, register_functions
 
+    steps: dict[str, float] = {}
+    t = time.perf_counter()
     rng = np.random.default_rng(n)
-    p = np.array([1.0 / (i + 1) for i in range(len(vocab))])
-    p /= p.sum()
-    voc = np.array(vocab, dtype=object)
-    centers = rng.standard_normal((TOPICS, dim)).astype(np.float32)
-    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
-    with Store(path) as st:
-        db = st.db
-        db.execute("PRAGMA synchronous=OFF")
-        n_pages = (n + CHUNKS_PER_PAGE - 1) // CHUNKS_PER_PAGE
-        db.executemany("INSERT INTO pages(id, url, title) VALUES (?, ?, 'synthetic')",
-                       [(pg + 1, synthetic_url(pg)) for pg in range(n_pages)])
-        step = 50000
-        keyed: list[tuple[bytes, int]] = []  # (key, chunk id)
-        for start in range(0, n, step):
-            m = min(step, n - start)
-            words = rng.choice(len(vocab), size=(m, 60), p=p)
-            texts = [" ".join(voc[row]) for row in words]
-            rows = []
-            for j, text in enumerate(texts):
-                i = start + j
-                page = i // CHUNKS_PER_PAGE
-                rows.append((i + 1, page + 1, i % CHUNKS_PER_PAGE, 0, synthetic_url(page),
-                             f'["Section", "{page}"]', text, "h", 80))
-                keyed.append((vector_key(model, text), i + 1))
-            db.executemany("INSERT INTO chunks(id, page_id, block_position, chunk_index, url, heading_path, text, "
-                           "block_hash, n_tokens) VALUES (?,?,?,?,?,?,?,?,?)", rows)
-        ensure_schema(db)  # builds FTS over the chunks
-        matrix = np.empty((n, dim), dtype=np.float32)
-        for start in range(0, n, step):
-            matrix[start:start + step] = synthetic_vectors(rng, min(step, n - start), dim, centers)
-        order = sorted(range(n), key=lambda i: keyed[i][0])  # B-tree appends, not random inserts
-        for start in range(0, n, step):
-            part = order[start:start + step]
-            db.executemany("INSERT OR REPLACE INTO embeddings(key, vec) VALUES (?,?)",
-                           [(keyed[i][0], matrix[i].tobytes()) for i in part])
-        db.executemany("INSERT OR REPLACE INTO chunk_vectors(chunk_id, key) VALUES (?,?)",
-                       [(cid, key) for key, cid in keyed])
-        indexed_at = time.time()
-        set_meta(db, model=model, dim=dim, generation=1, indexed_at=indexed_at)
-        db.commit()
-    ids = np.arange(1, n + 1, dtype=np.int64)
-    vecfile.write(path, ids, matrix, vecfile.token_of({"generation": "1", "indexed_at": str(indexed_at)}))
+    dim = base.vectors.shape[1]
+    db = sqlite3.connect(path)  # 8 KiB pages: at 4 KiB each 1,556-byte vector row spills into an
+    db.execute("PRAGMA page_size=8192")  # overflow page (4.4 GB of embeddings a million, 1.6 at 8 KiB)
+    db.execute("VACUUM")
+    db.close()
+    with Store(path):
+        pass  # the store's schema
+    db = sqlite3.connect(path, isolation_level=None)
+    for pragma in ("journal_mode=OFF", "synchronous=OFF", "cache_size=-524288", "temp_store=MEMORY"):
+        db.execute(f"PRAGMA {pragma}")  # the bench's own: a store `crawl` writes keeps WAL and its syncs
+    register_functions(db)
+    db.execute("BEGIN")
+    n_pages = (n + CHUNKS_PER_PAGE - 1) // CHUNKS_PER_PAGE
+    db.executemany("INSERT INTO pages(id, url, title) VALUES (?, ?, 'synthetic')",
+                   [(pg + 1, synthetic_url(pg)) for pg in range(n_pages)])
+    matrix = np.empty((n, dim), dtype=np.float32)
+    keys: list[bytes] = []
+    step = 50000
+    for start in range(0, n, step):
+        m = min(step, n - start)
+        a, b, matrix[start:start + m] = synthetic_vectors(rng, base, m)
+        offs = rng.integers(0, 1 << 30, (m, 2)).tolist()
+        rows = []
+        for j, (ai, bi, (oa, ob)) in enumerate(zip(a.tolist(), b.tolist(), offs)):
+            i = start + j
+            wa, wb = base.texts[ai], base.texts[bi]
+            oa %= max(1, len(wa) - WORDS_A + 1)
+            ob %= max(1, len(wb) - WORDS_B + 1)
+            text = " ".join(wa[oa:oa + WORDS_A] + wb[ob:ob + WORDS_B])
+            page = i // CHUNKS_PER_PAGE
+            rows.append((i + 1, page + 1, i % CHUNKS_PER_PAGE, 0, synthetic_url(page), base.heading[ai], text,
+                         "h", 110, base.context[ai]))
+            keys.append(vector_key(model, f"{i}\0{text}"))  # distinct keys: each chunk has its own vector
+        db.executemany("INSERT INTO chunks(id, page_id, block_position, chunk_index, url, heading_path, text, "
+                       "block_hash, n_tokens, context) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+    steps["chunks"] = time.perf_counter() - t
+    t = time.perf_counter()
+    db.executescript(VECTOR_SCHEMA + FTS_SCHEMA)  # commits the chunks first
+    db.execute("BEGIN")
+    db.execute(_FTS_FILL)  # FTS5 built once, over all the chunks
+    steps["fts"] = time.perf_counter() - t
+    t = time.perf_counter()
+    order = np.argsort(np.array(keys, dtype="S20"), kind="stable")  # WITHOUT ROWID B-tree appends
+    for start in range(0, n, step):
+        part = order[start:start + step].tolist()
+        db.executemany("INSERT INTO embeddings(key, vec) VALUES (?,?)", [(keys[i], matrix[i].tobytes()) for i in part])
+    db.executemany("INSERT INTO chunk_vectors(chunk_id, key) VALUES (?,?)", [(i + 1, k) for i, k in enumerate(keys)])
+    indexed_at = time.time()
+    set_meta(db, model=model, dim=dim, generation=1, indexed_at=indexed_at)
+    db.execute("COMMIT")
+    db.execute("PRAGMA journal_mode=WAL")
+    db.close()
+    vecfile.write(path, np.arange(1, n + 1, dtype=np.int64), matrix,
+                  vecfile.token_of({"generation": "1", "indexed_at": str(indexed_at)}))
+    steps["vectors"] = time.perf_counter() - t
+    return steps
 
 
 def bench_cold(path: Path, queries: list[str]) -> dict:
@@ -225,98 +315,122 @@ def bench_cold(path: Path, queries: list[str]) -> dict:
     return {"search_p50": statistics.median(times), "search_max": max(times), "serve_s": serve_s}
 
 
-def bench_latency(sizes: list[int], vocab: list[str], queries: list[str], tmp: Path, k: int,
+def exact_truth(matrix: np.ndarray, ids: np.ndarray, qvs: np.ndarray, k: int = 10) -> list[tuple[set[int], float]]:
+    """The exact top k chunk ids of each query and the k-th cosine (one BLAS product per 64 queries
+    over the mapped matrix)."""
+    out: list[tuple[set[int], float]] = []
+    for s in range(0, len(qvs), 64):
+        sims = matrix @ qvs[s:s + 64].T
+        top = np.argpartition(-sims, k, axis=0)[:k].T
+        for j, row in enumerate(top):
+            out.append((set(ids[row].tolist()), float(sims[row, j].min())))
+    return out
+
+
+TIE = 0.002  # cosine: a hit this close to the exact 10th score is a near-tie, not a miss (reported apart)
+
+
+def ann_recall(graph, qvs: np.ndarray, truth: list[tuple[set[int], float]], ef: int,
+               k: int = 10) -> tuple[float, float, float]:
+    """(recall@k of the graph against exact search, share of its hits scoring at least the exact k-th
+    cosine - TIE, ms per query) at search-time ef."""
+    graph.index.set_ef(max(ef, k))
+    t = time.perf_counter()
+    labels, dist = graph.index.knn_query(qvs, k=k, num_threads=1)
+    ms = (time.perf_counter() - t) * 1000 / len(qvs)
+    rec = statistics.mean(len(set(row.tolist()) & tr) / k for row, (tr, _) in zip(labels, truth))
+    near = statistics.mean(float(np.mean(1.0 - d >= kth - TIE)) for d, (_, kth) in zip(dist, truth))
+    return rec, near, ms
+
+
+def timed(path: Path, queries: list[str], k: int, mode: str, **kw) -> tuple[float, float]:
+    lat = []
+    for q in queries:
+        t = time.perf_counter()
+        search(path, q, k, mode, **kw)
+        lat.append((time.perf_counter() - t) * 1000)
+    return pct(lat, 50), pct(lat, 95)
+
+
+def bench_latency(sizes: list[int], base: Base, tmp: Path, k: int, n_queries: int, exact_queries: int,
                   cold_runs: int = 5) -> list[dict]:
+    from blockcrawl.index import vecfile
+    from blockcrawl.index.ann import EF_CONSTRUCTION, EF_SEARCH_MIN, M, ann_paths, load_ann
+
     emb = default_embedder()
-    out = []
+    order = random.Random(24).sample(range(len(base.queries)), len(base.queries))
+    queries = [base.queries[i] for i in order[:n_queries]]
+    out: list[dict] = []
+
+    def row(n: int, variant: str, mode: str, p50: float, p95: float = float("nan"), load_s: float = float("nan")):
+        out.append({"n": n, "variant": variant, "mode": mode, "p50": p50, "p95": p95, "load_s": load_s})
+
     for n in sizes:
         path = tmp / f"synthetic-{n}.db"
         t = time.perf_counter()
-        synthetic_store(path, n, vocab, emb.dim, emb.name)
-        print(f"  synthetic store of {n} chunks built in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+        steps = synthetic_store(path, n, base, emb.name)
+        total = time.perf_counter() - t
+        row(n, "-", "synthetic store build, s (" + ", ".join(f"{s} {v:.0f}" for s, v in steps.items()) + ")", total)
+        print(f"  synthetic store of {n} chunks built in {total:.1f} s {steps}", file=sys.stderr, flush=True)
         cold = bench_cold(path, queries[:cold_runs])
-        out.append({"n": n, "variant": "exact", "mode": "CLI `blockcrawl search`, cold process (s)",
-                    "p50": cold["search_p50"], "p95": cold["search_max"], "load_s": float("nan")})
-        out.append({"n": n, "variant": "exact", "mode": "`blockcrawl serve` start to ready (s)",
-                    "p50": cold["serve_s"], "p95": cold["serve_s"], "load_s": float("nan")})
-        variants = [("exact", None)]
-        if ann_available():
-            variants.append(("hnsw", True))
-        for variant, ann in variants:
-            if ann:
-                from blockcrawl.index import vecfile
-
-                db = sqlite3.connect(path)
-                meta = dict(db.execute("SELECT key, value FROM index_meta").fetchall())
-                db.close()
-                got = vecfile.load(path, vecfile.token_of(meta), emb.dim)
-                assert got is not None
-                ids, m = got
-                t = time.perf_counter()
-                build_ann(path, ids, m, 1)
-                build_s = time.perf_counter() - t
-                print(f"  HNSW over {n} built in {build_s:.1f} s", file=sys.stderr)
-                from blockcrawl.index.ann import ann_paths, load_ann
-                from blockcrawl.index.vectors import exact_top
-
-                graph = load_ann(path, 1)
-                assert graph is not None
-                def recall(qvs: list[np.ndarray], ids=ids, m=m, graph=graph) -> float:  # vs exact search
-                    found = []
-                    for qv in qvs:
-                        truth = set(ids[exact_top(m, qv, 10)[0]].tolist())
-                        found.append(len(truth & set(graph.search(qv, 10)[0].tolist())) / 10)
-                    return statistics.mean(found)
-
-                # real query embeddings sit far from every random synthetic vector (all cosines ~0,
-                # the top 10 a near-tie of noise), which no graph search resolves; queries drawn
-                # like the data (a stored vector's topic plus fresh noise) are what a real store sees
-                rq = np.random.default_rng(7)
-                like = [synthetic_vectors(rq, 1, m.shape[1], m[rq.integers(0, len(m))][None, :])[0]
-                        for _ in range(max(100, len(queries)))]
-                r_real, r_like = recall([emb.embed([q])[0] for q in queries]), recall(like)
-                mb = ann_paths(path)[0].stat().st_size / 1e6
-                out.append({"n": n, "variant": "hnsw", "mode": f"recall@10 vs exact {r_like:.3f} (in-distribution "
-                            f"queries; {r_real:.3f} for the real query embeddings); "
-                            f"graph {mb:.0f} MB in RAM ({mb * 1e6 / n / 1e3:.2f} KB/chunk) + "
-                            f"{m.nbytes / 1e6:.0f} MB mapped vectors; built in {build_s:.0f} s",
-                            "p50": float("nan"), "p95": float("nan"), "load_s": float("nan")})
-                del graph
-            if variant == "exact":  # the model's share of every vector/hybrid query
-                lat = []
-                for q in queries:
-                    t = time.perf_counter()
-                    emb.embed([q])
-                    lat.append((time.perf_counter() - t) * 1000)
-                out.append({"n": n, "variant": "-", "mode": "query embedding alone", "p50": pct(lat, 50),
-                            "p95": pct(lat, 95), "load_s": float("nan")})
+        row(n, "exact", "CLI `blockcrawl search`, cold process (s; max)", cold["search_p50"], cold["search_max"])
+        row(n, "exact", "`blockcrawl serve` start to ready (s)", cold["serve_s"])
+        lat = []
+        for q in queries:
             t = time.perf_counter()
-            search(path, queries[0], k, "vector")  # first query loads the vectors (or the graph)
+            emb.embed([q])
+            lat.append((time.perf_counter() - t) * 1000)
+        row(n, "-", "query embedding alone", pct(lat, 50), pct(lat, 95))
+        eq = queries[:exact_queries]
+        t = time.perf_counter()
+        search(path, eq[0], k, "vector")  # first query maps the vectors
+        load_s = time.perf_counter() - t
+        for mode in ("vector", "keyword", "hybrid"):
+            row(n, "exact", mode, *timed(path, eq, k, mode), load_s)
+        for name, kw in FILTERS:  # first filtered query: reads every chunk's page id once
+            t = time.perf_counter()
+            search(path, eq[0], k, "vector", **kw)
             load_s = time.perf_counter() - t
             for mode in ("vector", "keyword", "hybrid"):
-                if variant == "hnsw" and mode == "keyword":
-                    continue
-                lat = []
-                for q in queries:
-                    t = time.perf_counter()
-                    search(path, q, k, mode)
-                    lat.append((time.perf_counter() - t) * 1000)
-                out.append({"n": n, "variant": variant, "mode": mode, "p50": pct(lat, 50), "p95": pct(lat, 95),
-                            "load_s": load_s})
-            if variant != "exact":
-                continue
-            for name, kw in FILTERS:  # first filtered query: reads every chunk's page id once
-                t = time.perf_counter()
-                search(path, queries[0], k, "vector", **kw)
-                load_s = time.perf_counter() - t
-                for mode in ("vector", "keyword", "hybrid"):
-                    lat = []
-                    for q in queries:
-                        t = time.perf_counter()
-                        search(path, q, k, mode, **kw)
-                        lat.append((time.perf_counter() - t) * 1000)
-                    out.append({"n": n, "variant": "exact", "mode": f"{mode}, {name}", "p50": pct(lat, 50),
-                                "p95": pct(lat, 95), "load_s": load_s})
+                row(n, "exact", f"{mode}, {name}", *timed(path, eq, k, mode, **kw), load_s)
+        if ann_available():
+            db = sqlite3.connect(path)
+            meta = dict(db.execute("SELECT key, value FROM index_meta").fetchall())
+            db.close()
+            got = vecfile.load(path, vecfile.token_of(meta), emb.dim)
+            assert got is not None
+            ids, m = got
+            t = time.perf_counter()
+            build_ann(path, ids, m, 1)
+            build_s = time.perf_counter() - t
+            print(f"  HNSW over {n} built in {build_s:.1f} s", file=sys.stderr, flush=True)
+            graph = load_ann(path, 1)
+            assert graph is not None
+            rng = np.random.default_rng(7)
+            real = base.query_vectors[order[:RECALL_QUERIES]]
+            held = synthetic_vectors(rng, base, RECALL_QUERIES)[2]
+            truths = (exact_truth(m, ids, real), exact_truth(m, ids, held))
+            mb = ann_paths(path)[0].stat().st_size / 1e6
+            row(n, "hnsw", f"build (M {M}, ef_construction {EF_CONSTRUCTION}, {os.cpu_count()} threads), s", build_s)
+            row(n, "hnsw", f"memory: graph {mb:.0f} MB in RAM = {mb / n * 1e6 / 1e3:,.2f} GB per million chunks "
+                f"(+ {m.nbytes / n * 1e6 / 1e9:.2f} GB per million of memory-mapped vectors, read only by filters)",
+                float("nan"))
+            for ef in sorted({200, 400, 800, 1600, 3200, EF_SEARCH_MIN}):
+                (r_real, t_real, ms_real), (r_held, t_held, _) = (ann_recall(graph, real, truths[0], ef),
+                                                                  ann_recall(graph, held, truths[1], ef))
+                row(n, "hnsw", f"recall@10 vs exact at ef {ef}{' (search default)' if ef == EF_SEARCH_MIN else ''}: "
+                    f"{r_real:.3f} for {len(real)} real questions, {r_held:.3f} for {len(held)} hold-out vectors "
+                    f"(hits within {TIE} of the exact 10th cosine: {t_real:.3f}, {t_held:.3f}); "
+                    "p50 column: ms per graph query", ms_real)
+            del graph
+            from blockcrawl.retrieval import hybrid
+
+            hybrid._cache.clear()  # the exact rows cached this index generation's vectors, not the graph
+            t = time.perf_counter()
+            search(path, queries[0], k, "vector")  # first query loads the graph
+            load_s = time.perf_counter() - t
+            for mode in ("vector", "hybrid"):
+                row(n, "hnsw", mode, *timed(path, queries, k, mode), load_s)
         for p in path.parent.glob(path.name + "*"):
             p.unlink()
     return out
@@ -631,6 +745,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,100000", help="synthetic store sizes for latency")
     ap.add_argument("--queries", type=int, default=200, help="max queries (recall) (default 200)")
     ap.add_argument("--latency-queries", type=int, default=100, help="queries per latency cell (default 100)")
+    ap.add_argument("--exact-queries", type=int, default=20,
+                    help="queries per exact-search cell (default 20: ~0.5 s each at 10^6)")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--build-pages", type=int, default=30, help="pages for the build-speed part (default 30)")
     ap.add_argument("--rounds", type=int, default=2, help="alternating encode/index rounds (default 2)")
@@ -655,15 +771,13 @@ def main() -> int:
             print(f"| blockcrawl index (default: int8 ONNX) | {b['index_s']:.1f} | {b['chunks'] / b['index_s']:.0f} | "
                   f"{b['index_s'] / b['encode_s']:.2f} |", flush=True)
         if "latency" not in skip:
-            # vocabulary and queries from the real pages: headings as queries
-            words = [w.lower() for _, html in pages[:40] for w in _WORDS.findall(html.decode("utf-8", "replace"))
-                     if w.isalpha() and 2 < len(w) < 14]
-            vocab = [w for w, _ in __import__("collections").Counter(words).most_common(20000)]
-            qs = [f"{random.Random(i).choice(vocab)} {random.Random(i + 1).choice(vocab)} news"
-                  for i in range(args.latency_queries)]
-            lat = bench_latency([int(s) for s in args.sizes.split(",")], vocab, qs, tmp, 10)
-            print(f"\n### Query latency, k=10 (synthetic chunks and vectors; query embedding is real; "
-                  f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)\n")
+            base = base_corpus(args.data / "wtq-dev")
+            print(f"  base: {len(base.texts)} wtq-dev chunks ({base.embedded} embedded, the rest cached), "
+                  f"{len(base.queries)} questions, {base.seconds:.1f} s", file=sys.stderr, flush=True)
+            lat = bench_latency([int(s) for s in args.sizes.split(",")], base, tmp, 10, args.latency_queries,
+                                args.exact_queries)
+            print(f"\n### Query latency, k=10 (synthetic stores, see SYNTH_METHOD; real query embeddings of "
+                  f"wtq-dev questions; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)\n")
             print("| chunks | vectors | mode | p50 ms | p95 ms (cold rows: s, max) | first-query load s |\n"
                   "|---:|---|---|---:|---:|---:|")
             for r in lat:

@@ -246,7 +246,8 @@ def test_keyword_ranking_matches_sqlite_bm25(tmp_path, pg_server):  # noqa: F811
     with SqliteStore(path, readonly=True) as sq, open_store(dsn, readonly=True) as pg:
         overlaps = []
         for q in QUERIES:
-            for kw in ({}, {"common_share": 0.2, "common_min_rows": 1}):
+            for kw in ({}, {"common_share": 0.2, "common_min_rows": 1},
+                       {"common_share": 0.9, "common_min_rows": 1, "select_max_rows": 3}):
                 a = sqlite_ranked(sq.db, q, 10, **kw)
                 b = pgsearch.keyword_ranked(pg.db, q, 10, **kw)
                 assert [i for i, _ in a] == [i for i, _ in b], (q, kw)

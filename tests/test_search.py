@@ -172,6 +172,45 @@ def test_common_word_pruning_keeps_the_top_n(tmp_path):
     db.close()
 
 
+def test_select_budget_keeps_the_rarest_words_selecting(tmp_path):
+    """Past select_max_rows the rarer words select and the others only score: each chunk returned
+    holds a selecting word and has the plain OR query's score; without a budget nothing changes."""
+    import sqlite3
+
+    from blockcrawl.store.schema import ensure_index_schema as ensure_schema
+    from blockcrawl.store.sqlite import keyword_ranked as _keyword_ranked
+
+    db = sqlite3.connect(tmp_path / "budget.db")
+    db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT, heading_path TEXT, context TEXT DEFAULT '')")
+    rows = []
+    for i in range(1, 3001):  # rare in 30 chunks, mid in 300, often in 900 (none common by share)
+        words = [f"w{i % 97}"] * (1 + i % 3)
+        words += ["rare"] * (i % 100 == 0) + ["mid"] * (1 + i % 2) * (i % 10 == 3) + ["often"] * (i % 10 < 3)
+        rows.append((i, " ".join(words), "[]"))
+    db.executemany("INSERT INTO chunks(id, text, heading_path) VALUES (?,?,?)", rows)
+    ensure_schema(db)
+    holding = {w: {r[0] for r in db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (w,))}
+               for w in ("rare", "mid", "often")}
+    assert [len(holding[w]) for w in ("rare", "mid", "often")] == [30, 300, 900]
+    full = plain_or(db, ["often", "mid", "rare"], 3000)
+    assert same_ranking(_keyword_ranked(db, "often mid rare", 3000, common_share=0.5, common_min_rows=10), full)  # 1230 rows fit
+    for budget, selecting in ((400, {"rare", "mid"}), (100, {"rare"})):
+        got = _keyword_ranked(db, "often mid rare", 3000, common_share=0.5, common_min_rows=10,
+                              select_max_rows=budget)
+        chosen = set().union(*(holding[w] for w in selecting))
+        assert {c for c, _ in got} == chosen
+        assert same_ranking(got, [r for r in full if r[0] in chosen])  # the common words still score
+        top = _keyword_ranked(db, "often mid rare", 20, common_share=0.5, common_min_rows=10,
+                              select_max_rows=budget)
+        assert same_ranking(top, [r for r in full if r[0] in chosen][:20])  # cut to n in SQL, same order
+    # a budget below every word's count: words are counted only up to it, so they tie and one of them
+    # (the first in the query) selects alone
+    got = {c for c, _ in _keyword_ranked(db, "often mid rare", 3000, common_share=0.5, common_min_rows=10,
+                                         select_max_rows=10)}
+    assert got == holding["often"]
+    db.close()
+
+
 def test_overlapping_single_thread_sections_restore_torch_threads():
     """A query's embedding and the vector scan run torch on one thread; torch's setting is
     process-wide, so two searches overlapping in serve's threads (A enters, B enters, A leaves,

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .cjk import is_cjk_char, split_cjk
-from .sqlite import COMMON_MIN_ROWS, COMMON_SHARE, keyword_terms
+from .sqlite import COMMON_MIN_ROWS, COMMON_SHARE, SELECT_MAX_ROWS, keyword_terms, probe_limit, split_common
 
 if TYPE_CHECKING:
     import psycopg
@@ -129,7 +129,8 @@ def _score_sql(n_terms: int, pages: bool) -> str:
 
 def keyword_ranked(db: psycopg.Connection[tuple[Any, ...]], query: str, n: int,
                    pages: Sequence[int] | None = None, common_share: float = COMMON_SHARE,
-                   common_min_rows: int = COMMON_MIN_ROWS) -> list[tuple[int, float]]:
+                   common_min_rows: int = COMMON_MIN_ROWS,
+                   select_max_rows: int = SELECT_MAX_ROWS) -> list[tuple[int, float]]:
     """store.sqlite.keyword_ranked for PostgreSQL: the n best chunks for the OR of the query's
     words, best first, as (chunk id, bm25 score); common words score but do not select when the
     query has rarer ones. Three statements: N and the token total (one scan of chunks: ~10 ms at
@@ -147,14 +148,12 @@ def keyword_ranked(db: psycopg.Connection[tuple[Any, ...]], query: str, n: int,
     for t in terms:
         r = db.execute("SELECT count(*) FROM chunks WHERE tsv @@ %s::tsquery", (_lit(t),)).fetchone()
         df[t] = int(r[0]) if r else 0
-    rare, common = terms, []
+    rare, common = [t for t in terms if df[t] > 0], list[str]()
     if len(terms) > 1:
-        cutoff = max(common_min_rows, common_share * total)
-        rare = [t for t in terms if 0 < df[t] <= cutoff]
-        common = [t for t in terms if df[t] > cutoff]
-        if not rare:
-            rare, common = common, []
-    rare = [t for t in rare if df[t] > 0]
+        # split as SQLite does, from the counts it sees (exact up to its probe limit)
+        limit = probe_limit(total, common_share, common_min_rows, select_max_rows)
+        rare, common = split_common(terms, {t: min(c, limit) for t, c in df.items()}, total, common_share,
+                                    common_min_rows, select_max_rows)
     if not rare:
         return []
     scored = rare + common

@@ -44,6 +44,9 @@ _STOP = frozenset([
 ])
 COMMON_SHARE = 0.05  # of the chunks: a word in more of them is common (see keyword_ranked)
 COMMON_MIN_ROWS = 2000  # chunks: scoring this many costs ~2 ms, so a rarer word is never common
+# chunks a query selects (and bm25 scores) at most, over its selecting words (see split_common): the
+# cost of keyword search at 10^6 chunks, where a word in 5% of them is in 50,000 (docs/search.md)
+SELECT_MAX_ROWS = 20_000
 _BM25 = "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
 # the same restricted to some pages (a JSON array of page ids): FTS5 selects, then each match's
 # chunk row is looked up by id and its page tested against the ids (an ephemeral index, built once)
@@ -271,18 +274,70 @@ def fts_phrase(term: str, split: bool = True) -> str:
     return '"' + " ".join(parts).replace('"', '""') + '"' if parts else term
 
 
+def split_common(terms: Sequence[str], df: dict[str, int], total: int, common_share: float = COMMON_SHARE,
+                 common_min_rows: int = COMMON_MIN_ROWS,
+                 select_max_rows: int = SELECT_MAX_ROWS) -> tuple[list[str], list[str]]:
+    """(rare, common) of a query's terms, each in query order: rare words select and score, common
+    ones only score (keyword_ranked). df: chunks holding each term, exact up to probe_limit(); words
+    in no chunk are in neither list. Shared by the SQLite and PostgreSQL stores, so both rank alike.
+
+    A word is common in more than common_share of the chunks (and more than common_min_rows). Then,
+    rarest first, the words that select are cut where their rows would pass select_max_rows: the
+    rarest always selects, a word in at most common_min_rows chunks always does. In a store below
+    ~40k chunks nothing changes (no word passes 2,000 rows by much); at 10^6 a query of 5 words in
+    8,000 chunks each would score 40,000 rows (~40 ms of bm25), now 20,000 at most."""
+    present = [t for t in terms if df.get(t, 0) > 0]
+    if len(present) <= 1:
+        return present, []
+    cutoff = max(common_min_rows, common_share * total)
+    rare = [t for t in present if df[t] <= cutoff] or present  # only common words: select by them
+    keep: set[str] = set()
+    rows = 0
+    for t in sorted(rare, key=lambda t: df[t]):  # stable: equal counts in query order
+        if keep and df[t] > common_min_rows and rows + df[t] > select_max_rows:
+            break
+        keep.add(t)
+        rows += df[t]
+    return [t for t in present if t in keep], [t for t in present if t not in keep]
+
+
+def probe_limit(total: int, common_share: float = COMMON_SHARE, common_min_rows: int = COMMON_MIN_ROWS,
+                select_max_rows: int = SELECT_MAX_ROWS) -> int:
+    """Rows counted per term at most: past this a term is common or past the select budget whatever its
+    exact count, and split_common decides the same (counting all of "the" costs ~1 ms per 10k rows)."""
+    return int(max(common_min_rows, min(common_share * total, select_max_rows))) + 1
+
+
+def indexed_rows(db: sqlite3.Connection) -> int:
+    """Rows in chunks_fts (= chunks: the triggers keep them equal), bm25's N. Read from FTS5's
+    averages record (chunks_fts_data id 1, its first varint: the row count, fts5_index.c), ~0.1 ms;
+    count(*) over chunks walks an index: ~17 ms at 10^6 chunks, on every keyword query."""
+    row = db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    blob = bytes(row[0]) if row and row[0] is not None else b""
+    value = 0
+    for i, byte in enumerate(blob[:9]):  # SQLite varint: 7 bits a byte, high first; the 9th byte has 8
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])  # no averages record yet
+
+
 def keyword_ranked(db: sqlite3.Connection, query: str, n: int, common_share: float = COMMON_SHARE,
                    common_min_rows: int = COMMON_MIN_ROWS,
-                   pages: Sequence[int] | None = None, split: bool = True) -> list[tuple[int, float]]:
+                   pages: Sequence[int] | None = None, split: bool = True,
+                   select_max_rows: int = SELECT_MAX_ROWS) -> list[tuple[int, float]]:
     """The n best chunks for the OR of the query's words by bm25 (text counts twice the heading path),
     best first, as (chunk id, score) with score = -bm25 (higher is better).
 
-    Common words (in more than common_share of the chunks and more than common_min_rows of them)
-    score but do not select when the query has rarer words, as in Lucene's CommonTermsQuery: bm25 is
-    a sum of independent per-word parts, so each chunk returned gets the very score of the plain OR
-    query; left out are chunks whose only match is a common word (idf <= log(19) = 2.9, against 7.6
-    for a word in 1 of 2000 chunks). The plain query ranks those below every chunk that scores more
-    than sum(idf * (k1 + 1)) of the common words, so its top n is unchanged whenever n such chunks
+    Common words (split_common: in more than common_share of the chunks and more than
+    common_min_rows of them, or past the select_max_rows budget) score but do not select when the
+    query has rarer words, as in Lucene's CommonTermsQuery: bm25 is a sum of independent per-word
+    parts, so each chunk returned gets the very score of the plain OR query; left out are chunks
+    whose only match is a common word (idf <= log(19) = 2.9 by share, against 7.6 for a word in 1
+    of 2000 chunks). The plain query ranks those below every chunk that scores more than
+    sum(idf * (k1 + 1)) of the common words, so its top n is unchanged whenever n such chunks
     exist; else the list is shorter. Scoring them was the cost: bm25 of the 18k chunks of 100k that
     hold a word like "news" took ~20 ms a query.
 
@@ -293,17 +348,14 @@ def keyword_ranked(db: sqlite3.Connection, query: str, n: int, common_share: flo
     terms = list(dict.fromkeys(fts_phrase(t, split) for t in keyword_terms(query)))
     if not terms:
         return []
-    rare, common = terms, []
+    rare, common = terms, list[str]()
     if len(terms) > 1:
-        total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        cutoff = max(common_min_rows, common_share * total)
-        # rows per term, as FTS5 tokenizes it (the same count bm25's idf uses); cheap for rare terms
-        df = {t: db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (t,)).fetchone()[0]
-              for t in terms}
-        rare = [t for t in terms if 0 < df[t] <= cutoff]
-        common = [t for t in terms if df[t] > cutoff]
-        if not rare:  # only common words: nothing to select by, rank them all
-            rare, common = common, []
+        total = indexed_rows(db)
+        limit = probe_limit(total, common_share, common_min_rows, select_max_rows)
+        # rows per term as FTS5 tokenizes it (the count bm25's idf uses), counted up to the limit
+        df = {t: db.execute("SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+                            (t, limit)).fetchone()[0] for t in terms}
+        rare, common = split_common(terms, df, total, common_share, common_min_rows, select_max_rows)
         if not rare:
             return []
     either = " OR ".join(rare)
@@ -311,11 +363,17 @@ def keyword_ranked(db: sqlite3.Connection, query: str, n: int, common_share: flo
     if not common:
         rows = db.execute(f"{sql} ORDER BY s, chunks_fts.rowid LIMIT ?", (either, *extra, n)).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
-    # every chunk holding a rare word, scored on the rare words; then the full score of those of
-    # them that also hold a common word (an AND, which FTS5 answers by seeking, not scanning)
-    scores = {int(r[0]): -float(r[1]) for r in db.execute(sql, (either, *extra))}
-    scores.update((int(r[0]), -float(r[1]))
-                  for r in db.execute(sql, (f"({either}) AND ({' OR '.join(common)})", *extra)))
+    # Two statements, each cut to its best n in SQL: the chunks holding a rare word and a common one
+    # (their full score), and the rare words alone (bm25 sums over the query's words, a missing one
+    # adds 0: a chunk without a common word gets its full score there). A chunk of the second list
+    # that holds a common word but missed the first one's n scores less there than its full score,
+    # which is below n chunks of the first list: it never reaches the best n. FTS5's bm25 counts each
+    # common word's chunks for its idf (~20 ms for the common words of a query at 10^6 chunks), so
+    # only the first statement names them.
+    scores: dict[int, float] = {}
+    for match in (either, f"({either}) AND ({' OR '.join(common)})"):
+        scores.update((int(r[0]), -float(r[1])) for r in db.execute(
+            f"{sql} ORDER BY s, chunks_fts.rowid LIMIT ?", (match, *extra, n)))
     return sorted(scores.items(), key=lambda r: (-r[1], r[0]))[:n]
 
 
@@ -328,4 +386,5 @@ def load_vectors(db: sqlite3.Connection, dim: int | None = None) -> tuple[npt.ND
     return vectors_from(rows, db.execute("SELECT key, vec FROM embeddings"), dim)
 
 
-__all__ = ["SCHEMA_VERSION", "SqliteStore", "keyword_ranked", "keyword_terms", "load_vectors"]
+__all__ = ["SCHEMA_VERSION", "SqliteStore", "keyword_ranked", "keyword_terms", "load_vectors", "probe_limit",
+           "split_common"]
