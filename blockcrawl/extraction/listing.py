@@ -36,15 +36,14 @@ def page_fallback(dom: Dom, f: Features, keep: list[bool], kind: str) -> list[bo
     """keep, or the page's text outside furniture when keep holds less than PAGE_SHARE[kind]
     of it (a rule that found a teaser on a page of teasers)."""
     share = PAGE_SHARE.get(kind)
-    if share is None:
+    if share is None or not len(dom):
         return keep
+    tl = f.text_len
+    kept = sum(tl[j] for j, k in enumerate(keep) if k)
+    if kept >= share * tl[dom.body()]:
+        return keep  # the page's text outside furniture is no more than all of its text
     from .auto import _whole
 
     page = _whole(dom, f, region=False)
-    kept = whole = 0
-    for j, t in enumerate(f.text_len):
-        if page[j]:
-            whole += t
-        if keep[j]:
-            kept += t
+    whole = sum(tl[j] for j, k in enumerate(page) if k)
     return page if kept < share * whole else keep
