@@ -37,6 +37,11 @@ from .records import Block, Chunk, PageInfo
 
 if TYPE_CHECKING:
     from .extraction.site.learner import SiteLearner
+    from .extraction.sitetemplate import TemplateLearner
+
+# algorithms whose pipeline learns a model of each site as pages come (extraction/site,
+# extraction/sitetemplate): the crawl stores it and hands it back on --resume
+LEARNING = ("site", "auto+template")
 
 MODES = ("blocks", "plain", "text", "main")
 TOKENIZER_NAMES = ("model", "words")
@@ -63,8 +68,8 @@ class PipelineConfig:
     full_path: bool = False
     extract: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
-    # algorithm `site`: learn the site model after this many pages, or this many seconds after
-    # the first page (checked at each page), whichever comes first
+    # algorithms `site` and `auto+template`: learn the site model after this many pages, or this
+    # many seconds after the first page (checked at each page), whichever comes first
     learn_pages: int = 20
     learn_seconds: float = 60.0
     # mode main: pages the news-page classifier (extraction.nfas) does not call articles give no
@@ -189,10 +194,13 @@ class SitePipeline:
             selector = get(c.algorithm).page_selector()
         self.selector = selector
         # algorithm `site` (extraction/site): auto until the site model is learned, then the model
-        self.site: SiteLearner | None = None
+        self.site: SiteLearner | TemplateLearner | None = None
         if c.mode == "main" and c.algorithm == "site":
             from .extraction.site.learner import SiteLearner
             self.site = SiteLearner(c.learn_pages, c.learn_seconds)
+        elif c.mode == "main" and c.algorithm == "auto+template":
+            from .extraction.sitetemplate import TemplateLearner
+            self.site = TemplateLearner(c.learn_pages, c.learn_seconds)
         self._dedup_mark: Deduper | None = None  # the dedup state when the site's collection began
         # the collected pages' first results (their mask, blocks before dedup, result): a page the
         # model gives the same mask is not extracted, described and chunked again (_rerun)
@@ -203,18 +211,20 @@ class SitePipeline:
 
     def load_model(self, model_json: str) -> None:
         """Restore a saved site model (crawl --resume); later pages use it. A pipeline whose
-        algorithm is not `site` ignores it; a model that does not load (another format, damaged)
+        algorithm learns none ignores it; a model that does not load (another format, damaged)
         is logged and learning starts again."""
         if self.site is None:
             return
         from .extraction.site import SiteModel
         from .extraction.site.model import log
+        from .extraction.sitetemplate import TemplateLearner, TemplateModel
         try:
-            model = SiteModel.from_json(model_json)
+            if isinstance(self.site, TemplateLearner):
+                self.site.load(TemplateModel.from_json(model_json))
+            else:
+                self.site.load(SiteModel.from_json(model_json))
         except ValueError as e:
             log.warning("site model not loaded (%s); learning again", e)
-            return
-        self.site.load(model)
 
     def process(self, html: str | bytes, url: str | None = None, content_type: str | None = None) -> PageResult:
         return self.process_dom(load(raw_body(html, self.config.max_bytes), url, content_type))

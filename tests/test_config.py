@@ -84,7 +84,7 @@ def test_one_table_of_algorithm_records():
     for name, algo in table.items():
         assert isinstance(algo, registry.Algorithm) and algo.name == name and algo.description
         assert (algo.page is not None) or algo.is_site
-    assert [n for n, a in table.items() if a.is_site] == ["template", "template+cepr", "site"]
+    assert [n for n, a in table.items() if a.is_site] == ["template", "template+cepr", "site", "auto+template"]
     with pytest.raises(TypeError):
         table["mine"] = table["all"]  # type: ignore[index]
     with pytest.raises(ConfigError, match="unknown algorithm"):

@@ -106,8 +106,8 @@ def test_service_rule_keeps_every_section():
 
 
 @pytest.mark.parametrize("kind,rule,page", [("listing", "region", listing_page),
-                                            ("documentation", "region", docs_page),
-                                            ("service", "wide", service_page), ("article", None, listing_page)])
+                                            ("documentation", "docs", docs_page),
+                                            ("service", "sections", service_page), ("article", None, listing_page)])
 def test_select_dispatches_on_the_page_type(monkeypatch, kind, rule, page):
     """select() asks nfas.page_type and applies that type's rule; an article keeps the article rule."""
     calls = []

@@ -159,7 +159,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
                    help="main-content algorithm from blockcrawl.extraction.registry "
                         f"(default {DEFAULTS.algorithm!r}; 'all' keeps every block; 'site' learns each site's "
-                        "page templates from its first pages, then extracts by them: see --learn-pages)")
+                        "page templates from its first pages, then extracts by them, 'auto+template' removes what "
+                        "repeats across a site's pages from auto's: see --learn-pages)")
     g.add_argument("--chunk-size", type=int, default=DEFAULTS.chunk_size, metavar="N",
                    help=f"tokens per chunk (default {DEFAULTS.chunk_size})")
     g.add_argument("--overlap", type=int, default=DEFAULTS.overlap, metavar="M",
@@ -171,9 +172,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="store blocks and chunks of article pages only (the page classifier's kind); other "
                         "pages are stored with their info (kind, metadata) but no blocks, and their links followed")
     g.add_argument("--learn-pages", type=_positive(int), default=DEFAULTS.learn_pages, metavar="N",
-                   help=f"--algorithm site: learn a site's model after N of its pages (default {DEFAULTS.learn_pages})")
+                   help=f"--algorithm site, auto+template: learn a site's model after N of its pages "
+                        f"(default {DEFAULTS.learn_pages})")
     g.add_argument("--learn-seconds", type=_positive(float), default=DEFAULTS.learn_seconds, metavar="S",
-                   help="--algorithm site: or S seconds after the site's first page, if sooner; a site "
+                   help="--algorithm site, auto+template: or S seconds after the site's first page, if sooner; a site "
                         "idle S seconds, or at the crawl's end, learns on the pages it has "
                         f"(default {DEFAULTS.learn_seconds:g})")
     g.add_argument("--no-extract", action="store_true",

@@ -62,8 +62,9 @@ def open_frontier(cfg: CrawlConfig, store: AnyStore, frontier: Frontier | None,
 
 
 def site_models(spec: PipelineConfig, store: AnyStore) -> SiteModels:
+    from ..pipeline import LEARNING
     from .sitemodels import SiteModels
-    learning = spec.mode == "main" and spec.algorithm == "site" and spec.extract
+    learning = spec.mode == "main" and spec.algorithm in LEARNING and spec.extract
     return SiteModels(store.site_models, learning, spec.learn_seconds)
 
 

@@ -114,6 +114,10 @@ _BUILTIN: tuple[Algorithm, ...] = (
     Algorithm("site", page="blockcrawl.extraction.auto:select",
               site="blockcrawl.extraction.site:select_site",
               description="auto until a site model (templates, tag-path patterns) is learned, then the model"),
+    # Site template removal in the crawl (extraction/sitetemplate.py, seed 003 learned on a sample).
+    Algorithm("auto+template", page="blockcrawl.extraction.auto:select",
+              site="blockcrawl.extraction.sitetemplate:select_site",
+              description="auto less the text that repeats across the site's pages (learned on its first pages)"),
 )
 
 # name -> Algorithm: the built-in algorithms (read-only; plug-ins are in algorithms()).

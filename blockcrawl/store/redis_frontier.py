@@ -17,6 +17,8 @@ so every script below touches one slot only, except the `active` set: see docs/s
     bc:active               set of hosts with a non-empty todo (the crawl is finished when empty)
     bc:workers              hash worker id -> JSON heartbeat (blockcrawl workers shows it)
     bc:stats                hash: refetched (URLs in flight on a dead worker, fetched again)
+    bc:reply:{host}:<worker> the worker's last reply of share/take/tick for the host, for a call
+                            run again after its reply was lost (expires with the lease term)
 
 Each state change is one Lua script on one host's keys, so "seen" and "queued" never part
 (a URL in the seen-set without a todo entry would be lost). An Item is stored as one
@@ -59,14 +61,39 @@ SEP = "\x1f"
 PREFIX = "bc:"
 _T = TypeVar("_T")
 
-# KEYS seen todo inbox lease active; ARGV me host url1 enc1 url2 enc2 ...
+# A script's reply can be lost after Redis ran it (the connection drops between the two, as when
+# Redis shuts down): _call then runs it again. share, take and tick are not idempotent (a second
+# share finds its URLs seen and hands none: queued in Redis, never fetched here, the crawl never
+# ends; a second take finds the lease set and gets nothing: the host waits out the lease; a second
+# tick has trimmed the inbox: those URLs are lost), so each one that changed something keeps its
+# reply in bc:reply:{host}:<worker> beside a token of the call, and the same call run again gets
+# that reply back instead of running again. One key per host and worker, overwritten by the next
+# call and gone with the lease term (an outage longer than that runs the script again, and a
+# lease that lapsed is found lost at the next tick anyway).
+_REPLY = """
+local function replayed(key, token)
+  local v = redis.call('GET', key)
+  if v then
+    local cut = string.find(v, ' ', 1, true)
+    if cut and string.sub(v, 1, cut - 1) == token then return cjson.decode(string.sub(v, cut + 1)) end
+  end
+  return nil
+end
+local function keep(key, token, reply, ttl)
+  redis.call('SET', key, token .. ' ' .. cjson.encode(reply), 'PX', ttl)
+  return reply
+end
+"""
+# KEYS seen todo inbox lease active reply; ARGV me host token ttl_ms url1 enc1 url2 enc2 ...
 # -> {own (1/0), {urls new and own}}
-_SHARE = """
+_SHARE = _REPLY + """
+local again = replayed(KEYS[6], ARGV[3])
+if again then return again end
 local holder = redis.call('GET', KEYS[4])
 local own = holder == ARGV[1]
 local out = {}
 local added = 0
-for i = 3, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
     redis.call('HSET', KEYS[2], ARGV[i], ARGV[i+1])
     added = added + 1
@@ -78,22 +105,30 @@ for i = 3, #ARGV, 2 do
   end
 end
 if added > 0 then redis.call('SADD', KEYS[5], ARGV[2]) end
+if #out > 0 then return keep(KEYS[6], ARGV[3], {1, out}, ARGV[4]) end
 return {own and 1 or 0, out}
 """
-# KEYS lease todo inbox fly; ARGV me ttl_ms -> false | {in flight before, {url, enc, ...}}
-_TAKE = """
+# KEYS lease todo inbox fly reply; ARGV me ttl_ms token -> false | {in flight before, {url, enc, ...}}
+_TAKE = _REPLY + """
+local again = replayed(KEYS[5], ARGV[3])
+if again then return again end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
 redis.call('DEL', KEYS[3])
 local n = redis.call('SCARD', KEYS[4])
 redis.call('DEL', KEYS[4])
-return {n, redis.call('HGETALL', KEYS[2])}
+return keep(KEYS[5], ARGV[3], {n, redis.call('HGETALL', KEYS[2])}, ARGV[2])
 """
-# KEYS lease inbox; ARGV me ttl_ms n -> false (lease lost) | {encoded items}
-_TICK = """
+# KEYS lease inbox reply; ARGV me ttl_ms n token -> false (lease lost) | {encoded items}
+_TICK = _REPLY + """
+local again = replayed(KEYS[3], ARGV[4])
+if again then return again end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local items = redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[3]) - 1)
-if #items > 0 then redis.call('LTRIM', KEYS[2], #items, -1) end
+if #items > 0 then
+  redis.call('LTRIM', KEYS[2], #items, -1)
+  return keep(KEYS[3], ARGV[4], items, ARGV[2])
+end
 return items
 """
 # KEYS todo fly active; ARGV url host
@@ -137,6 +172,16 @@ def decode(url: str, s: str) -> Item:
 def keys(host: str) -> dict[str, str]:
     t = "{" + host + "}"
     return {k: f"{PREFIX}{k}:{t}" for k in ("seen", "todo", "inbox", "fly", "lease")}
+
+
+def reply_key(host: str, worker: str) -> str:
+    """Where a worker's last reply for a host is kept, for a call run again (_REPLY)."""
+    return f"{PREFIX}reply:{{{host}}}:{worker}"
+
+
+def token() -> str:
+    """One call's token (the same for every retry of it)."""
+    return os.urandom(8).hex()
 
 
 def crawl_id(seeds: list[str], options: str) -> str:
@@ -269,16 +314,17 @@ class RedisFrontier:
             groups.setdefault(it.host, []).append(it)
         if not groups:
             return []
-        share = self._scripts["share"]
+        share, tok = self._scripts["share"], token()
 
         def run() -> list[Any]:
             pipe = self.r.pipeline(transaction=False)
             for host, its in groups.items():
                 k = keys(host)
-                args: list[str] = [self.me, host]
+                args: list[str | int] = [self.me, host, tok, self.ttl_ms]
                 for it in its:
                     args += [it.url, encode(it)]
-                share(keys=[k["seen"], k["todo"], k["inbox"], k["lease"], PREFIX + "active"], args=args, client=pipe)
+                share(keys=[k["seen"], k["todo"], k["inbox"], k["lease"], PREFIX + "active", reply_key(host, self.me)],
+                      args=args, client=pipe)
             return list(pipe.execute())
         out: list[Item] = []
         for its, (own, urls) in zip(groups.values(), self._call(run)):
@@ -364,11 +410,14 @@ class RedisFrontier:
         tick = self._scripts["tick"]
         owned = sorted(self.owned)
         if owned:
+            tok = token()
+
             def renew() -> list[Any]:
                 pipe = self.r.pipeline(transaction=False)
                 for h in owned:
                     k = keys(h)
-                    tick(keys=[k["lease"], k["inbox"]], args=[self.me, self.ttl_ms, INBOX_BATCH], client=pipe)
+                    tick(keys=[k["lease"], k["inbox"], reply_key(h, self.me)], args=[self.me, self.ttl_ms, INBOX_BATCH, tok],
+                         client=pipe)
                 return list(pipe.execute())
             sent = time.monotonic()
             for h, res in zip(owned, self._call(renew)):
@@ -428,7 +477,8 @@ class RedisFrontier:
                 break
             k = keys(h)
             sent = time.monotonic()
-            res = self._call(partial(take, keys=[k["lease"], k["todo"], k["inbox"], k["fly"]], args=[self.me, self.ttl_ms]))
+            res = self._call(partial(take, keys=[k["lease"], k["todo"], k["inbox"], k["fly"], reply_key(h, self.me)],
+                                     args=[self.me, self.ttl_ms, token()]))
             if not res:
                 continue
             n_fly, flat = int(res[0]), res[1]

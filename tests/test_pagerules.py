@@ -1,0 +1,149 @@
+"""The product, forum and service rules (extraction.pagerules, auto.TYPE_RULES) on small hand-made
+pages: what each type's reader searches for stays, reviews, questions, signatures and text said
+twice go."""
+from blockcrawl.extraction import auto, pagerules
+from blockcrawl.extraction.api import main_content
+from blockcrawl.extraction.features import compute
+from blockcrawl.parse import load
+
+NAV = '<nav><ul>' + "".join(f'<li><a href="/c{i}">Category {i}</a></li>' for i in range(8)) + "</ul></nav>"
+FOOTER = "<footer><p>Copyright 2024 Example Shop Ltd.</p></footer>"
+
+
+def _text(html: str, rule: str) -> str:
+    dom = load(html)
+    keep = auto._typed(dom, compute(dom), rule, keep_title=False)
+    assert keep is not None
+    return main_content(dom, keep=keep)[1]
+
+
+def product_page() -> str:
+    slides = "".join(
+        '<div class="slide"><p>Double-wall vacuum insulation keeps cold drinks cold and hot drinks '
+        'hot until the last sip, all day long.</p></div>' for _ in range(3))
+    specs = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in
+                    [("Capacity", "591 ml"), ("Material", "18/8 stainless steel"), ("Weight", "0.9 lb"),
+                     ("Dishwasher safe", "Yes")])
+    reviews = "".join(
+        f'<li class="review-item"><p><b>Buyer {i}</b>: Great mug, I take it everywhere and it has never '
+        f'leaked once in {i} months of daily use, five stars from me.</p></li>' for i in range(6))
+    cards = "".join(f'<div class="product-card"><a href="/p{i}">Bottle {i}</a><span>$2{i}.00</span></div>'
+                    for i in range(6))
+    return (f"<html><head><title>Rambler Tumbler</title></head><body>{NAV}<div class='product'>"
+            "<h1>Rambler Tumbler</h1><p class='price'>$35.00</p>"
+            "<div class='description'><p>A go-to for coffee on the go, this tumbler fits in most "
+            "cupholders, resists splashes, and is built from durable steel to last for years.</p>"
+            f"<div class='feature-slides'>{slides}</div></div>"
+            f"<h2>Specifications</h2><table class='specs'>{specs}</table>"
+            f"<section class='product-reviews'><h2>Customer reviews</h2><ul>{reviews}</ul></section>"
+            "<div class='questions'><h3>Will it fit in my cupholder?</h3><p>Yes, it fits in most "
+            "cupholders of cars and boats, and in the side pocket of most backpacks too.</p></div>"
+            f"<div class='recommendations'><h2>Customers also bought</h2>{cards}</div>"
+            f"</div>{FOOTER}</body></html>")
+
+
+def test_product_rule_keeps_description_specs_price_and_drops_reviews():
+    html = product_page()
+    text = _text(html, "product")
+    assert "A go-to for coffee on the go" in text
+    assert "$35.00" in text
+    for cell in ("Capacity", "591 ml", "18/8 stainless steel", "Dishwasher safe"):
+        assert cell in text
+    assert text.count("Double-wall vacuum insulation") == 1  # the carousel's cloned slides once
+    assert "Buyer 3" not in text and "five stars" not in text
+    assert "Will it fit" not in text
+    assert "Bottle 2" not in text and "Customers also bought" not in text
+    # the mild rule alone keeps the reviews and the clones: the product rule is what drops them
+    mild = _text(html, "mild")
+    assert "Buyer 3" in mild and mild.count("Double-wall vacuum insulation") == 3
+
+
+def forum_page() -> str:
+    posts = "".join(
+        f'<div class="post"><div class="message-user"><a class="username" href="/u/{name}">{name}</a> '
+        f'<div class="message-userExtras"><dl><dt>Messages</dt><dd>{1200 + i}</dd></dl></div>'
+        f'<span>Posted May {i + 1}, '
+        f"2024</span></div><div class='post-body'><p>Reply {i}: {body}</p></div>"
+        f'<div class="signature">{name} - running Debian on a ThinkPad X220 since 2012.</div></div>'
+        for i, (name, body) in enumerate([
+            ("raoul", "After upgrading to 2024.5 the server hangs on start, the log shows a timeout "
+                      "in the custom integration, which worked fine before."),
+            ("petra", "Remove the integration from custom_components, restart, and add it back "
+                      "once its author has released a fixed version for 2024.5."),
+            ("raoul", "That worked, thank you, the server starts in twenty seconds again and the "
+                      "log is clean, I will wait for the new release."),
+            ("petra", "Glad it helped, please mark the thread as solved so others with the same "
+                      "problem find the answer quickly.")]))
+    side = "".join(f'<li><a href="/t/{i}">Other thread {i}</a></li>' for i in range(10))
+    return (f"<html><head><title>Server hangs on start</title></head><body>{NAV}"
+            f"<div class='thread'><h1>Server hangs on start</h1>{posts}</div>"
+            f"<aside><ul>{side}</ul></aside>{FOOTER}</body></html>")
+
+
+def test_forum_rule_keeps_every_post_with_its_author():
+    html = forum_page()
+    text = _text(html, "thread")
+    for i in range(4):
+        assert f"Reply {i}:" in text and f"Posted May {i + 1}, 2024" in text
+    assert text.count("raoul") >= 2 and text.count("petra") >= 2
+    assert "ThinkPad" not in text  # the signatures
+    assert "Messages" not in text and "1203" not in text  # the authors' statistics
+    assert "Other thread" not in text
+    assert "ThinkPad" in _text(html, "mild")
+
+
+def test_service_sections_take_main_else_wide():
+    body = "".join(f"<section><h2>Plan {i}</h2><p>We design and maintain heating systems of size {i} "
+                   f"for homes and offices across the county, one engineer from start to end.</p>"
+                   f"<a class='cta' href='/quote{i}'>Get a quote</a></section>" for i in range(4))
+    with_main = f"<html><body>{NAV}<main>{body}</main>{FOOTER}</body></html>"
+    text = _text(with_main, "sections")
+    assert all(f"Plan {i}" in text and f"heating systems of size {i}" in text for i in range(4))
+    assert "Copyright" not in text and "Category 3" not in text
+    dom = load(with_main)
+    assert auto._typed(dom, compute(dom), "sections", False) == auto._whole(dom, compute(dom), region=True)
+    no_main = with_main.replace("<main>", "<div>").replace("</main>", "</div>")
+    dom = load(no_main)
+    f = compute(dom)
+    assert auto._typed(dom, f, "sections", False) == auto._typed(dom, f, "wide", False)
+
+
+def test_dedup_keeps_short_repeats_and_first_copies():
+    dom = load("<div><p>Yes</p><p>Yes</p><p>Same sentence here.</p><p>Same   sentence here.</p></div>")
+    keep = pagerules.dedup(dom, [True] * len(dom))
+    kept = [dom.text[j] for j in range(len(dom)) if keep[j] and dom.tag[j] == "#text"]
+    assert kept.count("Yes") == 2 and len([t for t in kept if t.startswith("Same")]) == 1
+
+
+def test_a_named_wrapper_of_the_whole_text_stays():
+    """A "review" page whose wrapper holds everything kept is no review list inside a product."""
+    html = ("<html><body><div class='product-review-page'><p>" + "This blender crushes ice in seconds "
+            "and is easy to clean, though it is loud at full speed. " * 4 + "</p></div></body></html>")
+    dom = load(html)
+    keep = pagerules.product(dom, [True] * len(dom), [False] * len(dom), [0] * len(dom))
+    assert any(keep[j] for j in range(len(dom)) if dom.tag[j] == "#text" and "blender" in dom.text[j])
+
+
+def test_a_bare_url_is_no_product_text():
+    dom = load("<div><p>https://cdn.example.com/img/5001_BONE.jpg</p><p>Mid weight, 100% combed cotton "
+               "https://example.com/care</p></div>")
+    keep = pagerules.drop_urls(dom, [True] * len(dom))
+    kept = [dom.text[j] for j in range(len(dom)) if keep[j] and dom.tag[j] == "#text"]
+    assert kept == ["Mid weight, 100% combed cotton https://example.com/care"]
+
+
+def test_docs_rule_keeps_the_body_and_drops_its_navigation_boxes():
+    params = "".join(f"<dt><code>opt{i}</code></dt><dd>Sets option {i} of the stream.</dd>" for i in range(4))
+    html = (f"<html><body>{NAV}<main><h1>open()</h1><div class='on-this-page'><a href='#p'>Parameters</a> "
+            "<a href='#e'>Examples</a></div><p>Opens a stream and returns a handle that reads the file in "
+            f"blocks, buffering as configured by the options below.</p><h2>Parameters</h2><dl>{params}</dl>"
+            "<pre>h = open('data.bin')\nh.close()</pre>"
+            "<div class='prev-next'><a href='/read'>Previous: read()</a> <a href='/seek'>Next: seek()</a></div>"
+            "<div class='last-modified'>Last modified March 3, 2024 by the docs team</div>"
+            f"</main>{FOOTER}</body></html>")
+    text = _text(html, "docs")
+    for want in ("Opens a stream", "opt3", "Sets option 3 of the stream.", "h.close()", "Parameters"):
+        assert want in text
+    assert "Previous: read()" not in text and "Last modified" not in text and "Examples" not in text
+    region = _text(html, "region")
+    assert "Previous: read()" in region and "Last modified" in region
