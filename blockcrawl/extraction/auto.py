@@ -203,7 +203,7 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 # ("region"), collection .510 -> .685 ("page"), service .757 -> .815 ("wide"), forum .767 -> .780
 # and product .625 -> .635 ("mild"). Then listing.page_fallback: a rule keeping under its type's
 # share of the page's text outside furniture gives way to that text (a listing without <main>, a
-# collection: listing .635 -> .717, collection .685 -> .717 with the shipped types), so a
+# collection: listing .637 -> .719, collection .688 -> .715 with the shipped types), so a
 # collection now starts from the article rule.
 # region: the text outside page furniture inside <main> (or role=main) when it holds text, else
 #   the page's: a docs page's whole body, a listing's items and teasers;

@@ -11,15 +11,15 @@ The test is one share: when the type's mask holds less than PAGE_SHARE[type] of 
 of the page's text outside furniture, that text replaces the mask. Two flat passes over the Dom
 (the furniture mask and the sums), O(n); no recursion.
 
-Chosen on wcxb-dev by type (docs/algorithms.md, "Page types"; word F1, the type's rule -> with
-the fallback): listing .635 -> .717, collection .685 -> .717 (its rule was the whole page
-always: now the article rule unless it keeps under 60%), service .813 -> .831, documentation
-.937 -> .946, product .626 -> .635, article and forum unchanged. Held out (shares chosen on four
-site folds, applied to the fifth): listing .697, collection .709. The article share is small
-because news pages on the article sets carry teaser grids bigger than their story: at 0.05 no
-page of aeb, cleaneval-dev, cleanportaleval, cetd or msv changes, at 0.1 two msv stories lose
-their text, at 0.2 aeb loses .002 F1. Listing stops at 0.5: above it cleanportaleval's blog
-pages typed listing keep their sidebars (-.003 F1 at 0.6, -.005 at 0.8).
+Chosen on wcxb-dev by type (docs/algorithms.md, "The page-text fallback"; word F1, the type's
+rule -> with the fallback, shipped type model): listing .637 -> .719, collection .688 -> .715
+(its rule was the whole page always: now the article rule unless it keeps under 60%), service
+.834 -> .838, documentation .940 -> .948, product .666 -> .673, article and forum unchanged, all
+.864 -> .873. Held out (shares chosen on four site folds, applied to the fifth): listing .699,
+collection .706. The article share is small because news pages on the article sets carry teaser
+grids bigger than their story: at 0.05 no page of aeb, cleaneval-dev, cleanportaleval, cetd or
+msv changes, at 0.1 two msv stories lose their text, at 0.2 aeb loses .002 F1. Listing stops at
+0.5: above it cleanportaleval's blog pages typed listing keep their sidebars (-.003 F1 at 0.6, -.005 at 0.8).
 """
 from __future__ import annotations
 
