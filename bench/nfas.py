@@ -3,6 +3,7 @@ blockcrawl/extraction/nfas.py, and write its model (blockcrawl/extraction/data/n
 
     python bench/nfas.py labels     # (re)write bench/nfas_labels.tsv from the development sets
     python bench/nfas.py features   # feature vectors of the labelled pages -> bench/nfas_features.jsonl
+    python bench/nfas.py rules      # WCXB word F1 of each wcxb-dev page under each type rule -> bench/nfas_rules.jsonl
     python bench/nfas.py fit        # cross-validate, print P/R of kind == article, write the model
     python bench/nfas.py time --dataset cetd   # CPU ms per page of page_info and its parts
 
@@ -36,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 LABELS = ROOT / "bench" / "nfas_labels.tsv"
 FEATURES_FILE = ROOT / "bench" / "nfas_features.jsonl"
+RULES_FILE = ROOT / "bench" / "nfas_rules.jsonl"
 MODEL = ROOT / "blockcrawl" / "extraction" / "data" / "nfas.json"
 DATASETS = ("aeb", "cetd", "msv", "cleanportaleval", "wcxb-dev")
 CLASSES = ("article", "documentation", "service", "forum", "collection", "listing", "product")
@@ -275,6 +277,7 @@ def run_fit(write: bool, inner: bool = True) -> None:
     print("wcxb-dev confusion (rows true, columns predicted): " + " ".join(c[:5] for c in CLASSES))
     for i, c in enumerate(CLASSES):
         print(f"  {c:<14} {conf[i].tolist()}")
+    heldout_f1(rows, y, pred)
     if not write:
         return
     mean, scale, W, b = fit7(X, y)
@@ -289,6 +292,69 @@ def run_fit(write: bool, inner: bool = True) -> None:
     MODEL.parent.mkdir(parents=True, exist_ok=True)
     MODEL.write_text(json.dumps(model, indent=1) + "\n", encoding="utf-8")
     print(f"model -> {MODEL.relative_to(ROOT)}")
+
+
+def build_rules(bench: Path) -> None:
+    """WCXB word F1 of every wcxb-dev page under each of auto's type rules (the page's type
+    forced to one selected by that rule, then extract() as the crawl runs it) ->
+    bench/nfas_rules.jsonl ({id, f1: {type: word F1}}, no page text). With it `cv` gives the end
+    metric of any classifier held out: a page scores the F1 of the rule of the type its fold's
+    model gives it (the same text extract() returns with that type)."""
+    from blockcrawl.extraction import auto, nfas
+    from blockcrawl.extraction.api import extract
+
+    sys.path.insert(0, str(bench))
+    sys.path.insert(0, str(ROOT / "bench"))
+    import score
+    from extraction import word_f1
+
+    rules: dict[object, str] = {None: "article"}  # one type per distinct rule
+    for t in CLASSES:
+        rules.setdefault((auto.TYPE_RULES or {}).get(t), t)
+    saved = nfas.page_type
+    t0 = time.time()
+    done = 0
+    try:
+        with RULES_FILE.open("w", encoding="utf-8") as out:
+            for rec in score.load_gold(str(bench / "data"), "wcxb-dev"):
+                html = score.read_page(str(bench / "data"), "wcxb-dev", rec)
+                by_rule: dict[object, float] = {}
+                for rule, t in rules.items():
+                    nfas.page_type = lambda dom, keep, t=t: t  # type: ignore[misc]
+                    by_rule[rule] = round(word_f1(rec["text"], extract(html, rec.get("url"), algorithm="auto",
+                                                                        info=False).text), 5)
+                f1 = {c: by_rule[(auto.TYPE_RULES or {}).get(c)] for c in CLASSES}
+                out.write(json.dumps({"id": rec["id"], "f1": f1}) + "\n")
+                done += 1
+                if done % 200 == 0:
+                    print(f"{done} pages, {time.time() - t0:.0f} s", file=sys.stderr)
+    finally:
+        nfas.page_type = saved
+    print(f"{done} pages x {len(rules)} rules -> {RULES_FILE.relative_to(ROOT)} ({time.time() - t0:.0f} s)")
+
+
+def heldout_f1(rows: list[dict], y, pred) -> None:  # type: ignore[no-untyped-def]
+    """WCXB word F1 by true page type with the held-out types (each wcxb-dev page typed by the
+    model of its site fold), with the true types and with every page an article, from
+    bench/nfas_rules.jsonl (`rules`; skipped when it is missing or its page ids differ)."""
+    if not RULES_FILE.exists():
+        return
+    f1 = {r["id"]: r["f1"] for r in map(json.loads, RULES_FILE.read_text(encoding="utf-8").splitlines())}
+    sel = [i for i, r in enumerate(rows) if r["dataset"] == "wcxb-dev"]
+    if not sel or any(rows[i]["id"] not in f1 for i in sel):
+        print(f"{RULES_FILE.relative_to(ROOT)} does not cover the wcxb-dev pages: rerun `rules`")
+        return
+    print("WCXB word F1 on wcxb-dev by true type: held-out types / true types / every page article")
+    cols: dict[str, list[list[float]]] = {}
+    for i in sel:
+        by = f1[rows[i]["id"]]
+        got = [by[CLASSES[pred[i]]], by[CLASSES[y[i]]], by["article"]]
+        for key in (CLASSES[y[i]], "all"):
+            cols.setdefault(key, []).append(got)
+    for key in (*CLASSES, "all"):
+        v = cols.get(key, [])
+        if v:
+            print(f"  {key:<14}{len(v):>5} pages  " + "  ".join(f"{sum(r[j] for r in v) / len(v):.3f}" for j in range(3)))
 
 
 def time_pages(bench: Path, ds: str) -> None:
@@ -333,7 +399,7 @@ def time_pages(bench: Path, ds: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("step", choices=("labels", "features", "fit", "cv", "time"),
+    ap.add_argument("step", choices=("labels", "features", "rules", "fit", "cv", "time"),
                     help="labels, features (need the benchmark data), fit (cross-validate and write "
                          "the model), cv (cross-validate only), time (page_info's CPU cost on --dataset)")
     ap.add_argument("--train-cut", action="store_true",
@@ -346,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
         write_labels(args.bench)
     elif args.step == "features":
         build_features(args.bench)
+    elif args.step == "rules":
+        build_rules(args.bench)
     elif args.step == "time":
         time_pages(args.bench, args.dataset)
     else:

@@ -205,6 +205,68 @@ def test_feature_price_and_cart_marks():
     assert _feature(article_page(), "price_marks") == 0.0 and _feature(article_page(), "cart_marks") == 0.0
 
 
+def _shape(page: str) -> dict[str, float]:
+    from blockcrawl.extraction.nfas import SHAPE_FEATURES, shape_features
+
+    return dict(zip(SHAPE_FEATURES, shape_features(load(page, "https://gazette.example/news/"))))
+
+
+def test_shape_listing_group_of_teasers():
+    # 24 <article class=teaser> under <main>: the group holding the most text, each item a link
+    # and a heading, no image
+    f = _shape(listing_page())
+    assert f["g_items"] == pytest.approx(math.log1p(24))
+    assert f["g_tag_article"] == 1.0 and f["g_tag_li"] == 0.0
+    assert f["g_with_link"] == 1.0 and f["g_with_head"] == 1.0 and f["g_with_img"] == 0.0
+    assert f["g_links"] == pytest.approx(2.0) and f["g_link_share"] > 0.6
+    assert f["g_share"] > 0.7 and f["has_main"] == 1.0 and f["main_share"] > 0.8
+    assert f["dates"] == 0.0  # "March 5" has no year: no date
+
+
+def test_shape_article_group_is_its_paragraphs():
+    # the article's repeated structure is its five <p>s: no links, no images, no headings inside
+    f = _shape(article_page())
+    assert f["g_items"] == pytest.approx(math.log1p(len(PROSE)))
+    assert f["g_with_link"] == 0.0 and f["g_link_share"] == 0.0 and f["g_heads"] == 0.0
+    assert f["g_share"] > 0.8 and f["has_main"] == 0.0 and f["main_share"] == 0.0
+
+
+def test_shape_groups_need_one_tag_class_and_parent():
+    # two cards of one class and one of another, and three rows spread over two tables: no
+    # group of GROUP_MIN (3) same-shape siblings
+    page = ('<html><body><div><div class="card">Red kettle</div><div class="card">Blue kettle</div>'
+            '<div class="card wide">Green kettle</div></div><table><tr><td>a</td></tr><tr><td>b</td></tr>'
+            '</table><table><tr><td>c</td></tr></table></body></html>')
+    f = _shape(page)
+    assert f["g_items"] == 0.0 and f["g_groups"] == 0.0 and f["g_max"] == 0.0
+    f = _shape(page.replace("card wide", "card"))
+    assert f["g_items"] == pytest.approx(math.log1p(3)) and f["g_tag_div"] == 1.0
+    assert f["g_groups"] == pytest.approx(math.log1p(1))
+
+
+def test_shape_shop_grid_prices_and_images():
+    cards = "".join(f'<li class="product"><a href="/p/{i}"><img src="/{i}.jpg">Kettle model {i}</a>'
+                    f'<span class="price">${10 + i}.99</span></li>' for i in range(12))
+    page = (f'<html><body><div role="main"><h1>Kettles</h1><ul>{cards}</ul></div>'
+            '<p>Prices from 9,99 EUR or 9.99 € on 2024-03-05 and 5 March 2024.</p></body></html>')
+    f = _shape(page)
+    assert f["g_tag_li"] == 1.0 and f["g_with_img"] == 1.0 and f["g_imgs"] == 1.0
+    assert f["prices"] == pytest.approx(math.log1p(14)) and f["price_density"] > 0
+    assert f["dates"] == pytest.approx(math.log1p(2))
+    assert f["has_main"] == 1.0 and 0.5 < f["main_share"] < 1.0  # role=main; the <p> after it is outside
+    assert _shape(article_page())["prices"] == 0.0
+
+
+def test_shape_features_are_linear_in_siblings():
+    """4x the items of one list costs < 8x the CPU (linear 4x, quadratic 16x)."""
+    from blockcrawl.extraction.nfas import shape_features
+
+    def dom(n: int) -> Dom:
+        return parse_html("<html><body><ul>" + "".join(f'<li class="x"><a href="/{i}">item {i}</a></li>'
+                                                       for i in range(n)) + "</ul></body></html>")
+    assert growth(shape_features, dom(5_000), dom(20_000)) < 8
+
+
 # --- summary ---------------------------------------------------------------------------------
 
 def test_summary_picks_sentences_of_the_text():
