@@ -302,12 +302,15 @@ def _crawl_and_index(store: Any, where: str, cfg: Any, spec: PipelineConfig) -> 
             live.finish()
         finally:
             live.kill()
+        ls = live.stats()
         pre = PrecomputedEmbedder(Path(tmp) / "live-vectors.db", emb)
         try:
             st = build_index(store, pre)
         finally:
             pre.close()
     tail = time.perf_counter() - t
-    return stats, (f"indexed {store.location}: {st.chunks} chunks, {pre.hits} embedded during the crawl, "
+    during = (f" (indexer: model ready at {ls.get('load_s', 0):.1f} s, {ls.get('embed_s', 0):.1f} s embedding, "
+              f"{ls.get('read_s', 0):.1f} s reading the store in {int(ls.get('looks', 0))} looks)") if ls else ""
+    return stats, (f"indexed {store.location}: {st.chunks} chunks, {pre.hits} embedded during the crawl{during}, "
                    f"{st.embedded - pre.hits} after it, {st.reused} reused; searchable {tail:.1f} s after "
                    "the last page")
