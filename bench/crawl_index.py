@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -90,14 +91,18 @@ def serve(pages: dict[str, bytes]) -> tuple[ThreadingHTTPServer, list[float]]:
     return srv, arrivals
 
 
-def run(cmd: list[str]) -> tuple[float, str]:
+def run(cmd: list[str]) -> tuple[float, str, float]:
+    """(wall s, stderr, CPU s of the command and every process it waited for: parse workers, indexer)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "blockcrawl", *cmd], capture_output=True, text=True, env=env,
                        timeout=7200)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         raise RuntimeError(r.stderr[-2000:])
-    return time.perf_counter() - t, r.stderr
+    return wall, r.stderr, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _num(rx: str, text: str) -> float:
@@ -122,7 +127,7 @@ def main() -> int:
         pages = wiki_site(args.data, args.pages) if site == "wiki" else docs_site(args.docs_pages)
         srv, arrivals = serve(pages)
         base = f"http://127.0.0.1:{srv.server_address[1]}/"
-        # key (delay, kind) -> rows of (wall, pages/s, min gap, chunks, during, after, tail)
+        # key (delay, kind) -> rows of (wall, pages/s, min gap, CPU s, chunks, during, after, tail)
         rows: dict[tuple[float, str], list[tuple[float, ...]]] = {}
         with tempfile.TemporaryDirectory() as d:
             for r in range(args.rounds):
@@ -133,32 +138,33 @@ def main() -> int:
                         cmd = ["crawl", base, "--store", store, "--no-progress", "--no-sitemaps"]
                         if delay:
                             cmd += ["--delay", str(delay)]
-                        wall, err = run([*cmd, *(["--index"] if kind == "crawl --index" else [])])
+                        wall, err, cpu = run([*cmd, *(["--index"] if kind == "crawl --index" else [])])
                         pps = _num(r"\(([\d.]+)/s\)", err)
                         stamps = sorted(arrivals)
                         gap = min((b - a for a, b in zip(stamps, stamps[1:])), default=float("nan"))
                         if kind == "crawl, then index":
-                            wall += run(["index", "--store", store, "--quiet"])[0]
-                        row = (wall, pps, gap, _num(r"([\d]+) chunks;", err),
+                            w2, _, c2 = run(["index", "--store", store, "--quiet"])
+                            wall, cpu = wall + w2, cpu + c2
+                        row = (wall, pps, gap, cpu, _num(r"([\d]+) chunks;", err),
                                _num(r"(\d+) embedded during the crawl", err), _num(r"(\d+) after it", err),
                                _num(r"searchable ([\d.]+) s after", err))
                         rows.setdefault((delay, kind), []).append(row)
                         print(f"  {site} round {r} delay {delay} {kind}: {wall:.1f} s, {pps} pages/s, "
-                              f"min gap {gap:.3f} s", file=sys.stderr)
+                              f"CPU {cpu:.1f} s, min gap {gap:.3f} s", file=sys.stderr)
         srv.shutdown()
         out.append(f"\n{site}: {len(pages) - 1} pages on loopback, best of {args.rounds}, "
                    f"load {os.getloadavg()[0]:.1f} at the end\n")
-        out.append("| delay s | run | wall s | x crawl alone | crawl pages/s | chunks | embedded during / after "
-                   "the crawl | searchable s after the last page | min gap at server s |")
-        out.append("|---:|---|---:|---:|---:|---:|---|---:|---:|")
+        out.append("| delay s | run | wall s | x crawl alone | crawl pages/s | CPU s | chunks | embedded during / "
+                   "after the crawl | searchable s after the last page | min gap at server s |")
+        out.append("|---:|---|---:|---:|---:|---:|---:|---|---:|---:|")
         for delay in delays:
             alone = min(rs[0] for rs in rows[(delay, "crawl alone")])
             for kind in kinds:
-                wall, pps, gap, chunks, during, after, tail = min(rows[(delay, kind)])
+                wall, pps, gap, cpu, chunks, during, after, tail = min(rows[(delay, kind)])
                 split = f"{during:.0f} / {after:.0f}" if kind == "crawl --index" else ""
                 tl = f"{tail:.1f}" if kind == "crawl --index" else ""
                 ok = "" if not delay or gap >= delay else " (below the delay)"
-                out.append(f"| {delay:g} | {kind} | {wall:.1f} | {wall / alone:.2f} | {pps:.1f} | {chunks:.0f} | "
+                out.append(f"| {delay:g} | {kind} | {wall:.1f} | {wall / alone:.2f} | {pps:.1f} | {cpu:.1f} | {chunks:.0f} | "
                            f"{split} | {tl} | {gap:.3f}{ok} |")
     print("\n".join(out))
     return 0
