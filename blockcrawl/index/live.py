@@ -1,15 +1,16 @@
 """`crawl --index`: embed chunks while the crawl stores them, in a process of its own (issue #24.3).
 
 How: the crawl starts `python -m blockcrawl.index.live` beside itself. That process polls the store
-read-only (as search does during a crawl) for chunks without a vector, embeds the new ones at nice
-10 (the crawler's event loop and parse workers go first: politeness is timed there) and keeps the
-vectors in a side SQLite file of its own (the store has one writer, the crawl). When the crawl has
-stored its last page it tells the indexer to stop (a stop file: it exits after the batch in
-hand), then runs build_index with an embedder that takes the side file's vectors
-(PrecomputedEmbedder) and embeds only what the indexer had not reached, at normal priority on
-every core: the crawl ends with the site searchable, and the model ran in parallel with the
-network instead of after it. (A first version let the niced indexer finish the backlog itself: on a
-machine at load 16 that took 3x as long as a plain `index`, nice 10 getting a tenth of a core.)
+read-only (as search does during a crawl) for the chunks stored since its last look, embeds them at
+nice 10 (the crawler's event loop and parse workers go first: politeness is timed there; the model
+is loaded before the nice) and keeps the vectors in a side SQLite file of its own (the store has one
+writer, the crawl). When the crawl has stored its last page it tells the indexer to stop (a stop
+file: it exits after the batch in hand, or is terminated 1 s later), then runs build_index with an
+embedder that takes the side file's vectors (PrecomputedEmbedder) and embeds only what the indexer
+had not reached, at normal priority on every core: the crawl ends with the site searchable, and the
+model ran in parallel with the network instead of after it. (A first version let the niced indexer
+finish the backlog itself: on a machine at load 16 that took 3x as long as a plain `index`, nice 10
+getting a tenth of a core.)
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .embed import Embedder
 from .schema import vector_key
 
 NICE = 10  # the indexer's niceness: the crawl's loop and parse workers go first
+THREADS: int | None = None  # embedding threads during the crawl (None: the CPUs available)
 POLL_SECONDS = 1.0  # between looks at the store when nothing new was found
 BATCH = 16  # texts embedded between two writes of the side file (and two stop checks): ~0.3 s on 2 idle cores
 STOP_GRACE = 1.0  # seconds the crawl waits for the batch in hand before it terminates the indexer
@@ -113,21 +115,28 @@ def run_indexer(store: str, side: Path, stop_file: Path, stats_file: Path | None
     stats_file: where it writes what it did (LiveStats as JSON) when it stops."""
     t0 = time.perf_counter()
     signal.signal(signal.SIGTERM, _terminated)
-    try:
-        os.nice(NICE)
-    except OSError:
-        pass
     from ..errors import BlockcrawlError
     from ..store import open_store
     from .embed import default_embedder
 
     emb = default_embedder()
+    if THREADS is not None:
+        emb.workers = THREADS
+    # the model is loaded before the process lowers its priority: ~0.3 s of CPU on an idle machine,
+    # but niced on a loaded one (load 14) the imports and the session took 25 s, the whole of a
+    # 500-page crawl, before the first chunk was embedded
+    emb.embed(["warm up"])
+    load_s = time.perf_counter() - t0
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass
     out = SideVectors(side)
     done = out.keys()
     known: set[bytes] | None = None  # vectors the store had before this crawl
     last_id = 0  # the highest chunk id read so far
     st: Any = None
-    stats = {"looks": 0, "read": 0, "embedded": 0, "read_s": 0.0, "embed_s": 0.0, "load_s": 0.0}
+    stats = {"looks": 0, "read": 0, "embedded": 0, "read_s": 0.0, "embed_s": 0.0, "load_s": load_s}
     try:
         while not stop_file.exists():
             t = time.perf_counter()
@@ -164,8 +173,6 @@ def run_indexer(store: str, side: Path, stop_file: Path, stats_file: Path | None
                 part = keys[start:start + BATCH]
                 t = time.perf_counter()
                 vecs = emb.embed([new[k] for k in part])
-                if not stats["embedded"]:  # the first call loads the model
-                    stats["load_s"] = time.perf_counter() - t0
                 out.put(part, vecs)
                 done.update(part)
                 stats["embedded"] += len(part)

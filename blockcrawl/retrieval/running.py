@@ -54,15 +54,17 @@ def store_key(location: str | os.PathLike[str]) -> str:
     return hashlib.sha256(loc.encode()).hexdigest()[:32]
 
 
-def records_dir() -> Path | None:
+def records_dir(create: bool = False) -> Path | None:
     """The per-user folder of records ($XDG_RUNTIME_DIR/blockcrawl, else <tmp>/blockcrawl-<uid>),
-    made 0700 if missing; None when it is not safely ours (another owner, writable by others)."""
+    made 0700 if missing and create (serve; a search only reads); None when it is missing or not
+    safely ours (another owner, writable by others)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     uid = os.getuid() if hasattr(os, "getuid") else 0
     base = Path(runtime) / "blockcrawl" if runtime and os.path.isdir(runtime) else \
         Path(tempfile.gettempdir()) / f"blockcrawl-{uid}"
     try:
-        base.mkdir(mode=0o700, exist_ok=True)
+        if create:
+            base.mkdir(mode=0o700, exist_ok=True)
         st = base.lstat()
     except OSError:
         return None
@@ -87,7 +89,7 @@ def new_token() -> str:
 def publish(location: str, listen_host: str, port: int, token: str) -> Path | None:
     """Write this process's record for the store (serve, once it listens); its path, or None when
     there is nowhere safe to write it or the serve is not reachable on loopback."""
-    host, folder = connect_host(listen_host), records_dir()
+    host, folder = connect_host(listen_host), records_dir(create=True)
     if host is None or folder is None:
         return None
     rec = ServeRecord(os.getpid(), host, port, token)
