@@ -109,13 +109,15 @@ def test_stale_or_foreign_records_are_not_used(store, tmp_path):
     other = socket.socket()
     other.bind(("127.0.0.1", 0))
     other.listen(1)
+    other.settimeout(60)  # accept() fails the test if the search never tried this port
     port = other.getsockname()[1]
     try:
         # an alive pid (this test's) whose port answers without the token; then a pid that is gone
         done = subprocess.Popen([sys.executable, "-c", "pass"])
         done.wait()
         for pid in (os.getpid(), done.pid):
-            rec.write_text(json.dumps({"pid": pid, "host": "127.0.0.1", "port": port, "token": "x" * 32}))
+            rec.write_text(json.dumps({"pid": pid, "host": "127.0.0.1", "port": port, "token": "x" * 32,
+                                   "file": running.file_id(store)}))
             proc = subprocess.Popen([sys.executable, "-m", "blockcrawl", "search", "--store", str(store), QUERY,
                                      "-k", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             if pid == os.getpid():
@@ -132,6 +134,8 @@ def test_outcome_and_usable_decisions():
     ok = running.ServeRecord(123, "127.0.0.1", 8000, "t")
     assert running.usable(ok, True) and not running.usable(ok, False) and not running.usable(None, True)
     assert not running.usable(running.ServeRecord(123, "10.0.0.5", 8000, "t"), True)  # loopback only
+    on_file = running.ServeRecord(123, "127.0.0.1", 8000, "t", "2049:77")
+    assert running.usable(on_file, True, "2049:77") and not running.usable(on_file, True, "2049:78")  # new file
     body = json.dumps({"hits": [{"url": "u"}]}).encode()
     assert running.outcome(200, "t", "t", body) == running.Answer(200, [{"url": "u"}])
     assert running.outcome(200, None, "t", body) is None  # not our serve

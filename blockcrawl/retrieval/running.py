@@ -9,6 +9,7 @@ exit. A search reads the record and uses it only if all of these hold, else it s
 - the folder is the user's own and not writable by others (a record planted by another user on a
   shared /tmp is never trusted);
 - the process named by pid is alive (a serve killed with SIGKILL leaves its file: stale);
+- the store is the same file (device and inode) as when the serve started;
 - the host is a loopback address (nothing leaves the machine);
 - the server answers with the record's token in the X-Blockcrawl-Serve header (a port reused by
   another program after a crash is not taken for the serve).
@@ -43,6 +44,20 @@ class ServeRecord:
     host: str  # where a search connects: a loopback address
     port: int
     token: str  # random per serve run; the server sends it back in TOKEN_HEADER
+    file: str = ""  # the SQLite file's device:inode when serve started ("" for a URL)
+
+
+def file_id(location: str | os.PathLike[str]) -> str:
+    """device:inode of a store file: a store deleted and crawled anew under the same name while a
+    serve runs is another file (the serve still reads the old, unlinked one): not its store."""
+    loc = str(location)
+    if loc.startswith(("postgres://", "postgresql://")):
+        return ""
+    try:
+        st = os.stat(loc)
+    except OSError:
+        return "missing"
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 def store_key(location: str | os.PathLike[str]) -> str:
@@ -92,11 +107,12 @@ def publish(location: str, listen_host: str, port: int, token: str) -> Path | No
     host, folder = connect_host(listen_host), records_dir(create=True)
     if host is None or folder is None:
         return None
-    rec = ServeRecord(os.getpid(), host, port, token)
+    rec = ServeRecord(os.getpid(), host, port, token, file_id(location))
     path = folder / f"{store_key(location)}.json"
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps({"pid": rec.pid, "host": rec.host, "port": rec.port, "token": rec.token}))
+        tmp.write_text(json.dumps({"pid": rec.pid, "host": rec.host, "port": rec.port, "token": rec.token,
+                                   "file": rec.file}))
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)  # atomic: a search never reads half a record
     except OSError:
@@ -119,7 +135,7 @@ def withdraw(path: Path, token: str | None) -> None:
 def _read(path: Path) -> ServeRecord | None:
     try:
         d = json.loads(path.read_text())
-        return ServeRecord(int(d["pid"]), str(d["host"]), int(d["port"]), str(d["token"]))
+        return ServeRecord(int(d["pid"]), str(d["host"]), int(d["port"]), str(d["token"]), str(d.get("file", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -136,9 +152,10 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def usable(rec: ServeRecord | None, alive: bool) -> bool:
-    """Pure: whether a record may be tried at all."""
-    return rec is not None and alive and rec.host in LOOPBACK and 0 < rec.port < 65536 and rec.pid > 0
+def usable(rec: ServeRecord | None, alive: bool, file: str = "") -> bool:
+    """Pure: whether a record may be tried at all (file: the store's file_id now)."""
+    return (rec is not None and alive and rec.host in LOOPBACK and 0 < rec.port < 65536 and rec.pid > 0
+            and rec.file == file)
 
 
 def find(location: str) -> ServeRecord | None:
@@ -147,7 +164,7 @@ def find(location: str) -> ServeRecord | None:
     if folder is None:
         return None
     rec = _read(folder / f"{store_key(location)}.json")
-    return rec if rec is not None and usable(rec, pid_alive(rec.pid)) else None
+    return rec if rec is not None and usable(rec, pid_alive(rec.pid), file_id(location)) else None
 
 
 @dataclass(frozen=True, slots=True)
