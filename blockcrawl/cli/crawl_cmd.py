@@ -185,7 +185,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="seconds one page's analysis may take in a worker process; past it the worker is "
                         "replaced and the page recorded as failed 'too complex' (default %(default)g)")
     g.add_argument("--index", action="store_true",
-                   help="embed chunks for search while crawling, in a process of its own (nice 10), so the "
+                   help="embed chunks for search while crawling, in a process of its own (on all CPUs but one), so the "
                         "crawl ends with the store searchable: 'blockcrawl index' run alongside")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log retries and failures (-vv: debug)")
