@@ -381,6 +381,8 @@ def test_index_lifecycle(backend):
         assert [cid for cid, _ in todo] == sorted(cid for cid, _ in todo)  # by id, in both (they had drifted)
         assert [t for _, t in todo] == ["T > Alpha text", "Beta text", "Alpha text"]  # heading-only left out
         ids = [cid for cid, _ in todo]
+        assert st.chunks_to_embed(after=ids[0]) == todo[1:]  # the live indexer's next look: newer ids only
+        assert st.chunks_to_embed(after=ids[-1]) == []
         keys = [b"k-alpha-ctx".ljust(20, b"."), b"k-beta".ljust(20, b"."), b"k-alpha".ljust(20, b".")]
         vecs = np.array([[1, 0], [0, 1], [0.6, 0.8]], dtype=np.float32)
         st.save_vectors(keys[:2], vecs[:2], [[ids[0]], [ids[1]]])

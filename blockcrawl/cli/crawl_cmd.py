@@ -187,7 +187,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="seconds one page's analysis may take in a worker process; past it the worker is "
                         "replaced and the page recorded as failed 'too complex' (default %(default)g)")
     g.add_argument("--index", action="store_true",
-                   help="embed chunks for search while crawling, in a process of its own (nice 10), so the "
+                   help="embed chunks for search while crawling, in a process of its own (on all CPUs but one), so the "
                         "crawl ends with the store searchable: 'blockcrawl index' run alongside")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log retries and failures (-vv: debug)")
@@ -304,12 +304,15 @@ def _crawl_and_index(store: Any, where: str, cfg: Any, spec: PipelineConfig) -> 
             live.finish()
         finally:
             live.kill()
+        ls = live.stats()
         pre = PrecomputedEmbedder(Path(tmp) / "live-vectors.db", emb)
         try:
             st = build_index(store, pre)
         finally:
             pre.close()
     tail = time.perf_counter() - t
-    return stats, (f"indexed {store.location}: {st.chunks} chunks, {pre.hits} embedded during the crawl, "
+    during = (f" (indexer: model ready at {ls.get('load_s', 0):.1f} s, {ls.get('embed_s', 0):.1f} s embedding, "
+              f"{ls.get('read_s', 0):.1f} s reading the store in {int(ls.get('looks', 0))} looks)") if ls else ""
+    return stats, (f"indexed {store.location}: {st.chunks} chunks, {pre.hits} embedded during the crawl{during}, "
                    f"{st.embedded - pre.hits} after it, {st.reused} reused; searchable {tail:.1f} s after "
                    "the last page")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ..records import PAGE_KINDS
 
@@ -56,22 +57,54 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="bound the context to N tokens (16-8000), grown from the hit outward: its block's "
                         "rows or paragraph first, then the rest of its page (with --context, within that)")
     p.add_argument("--json", action="store_true", help="JSON Lines, one hit per line")
+    p.add_argument("--local", action="store_true",
+                   help="search in this process even when a 'blockcrawl serve' for the store is running "
+                        "(by default search asks it: the same hits, without loading the model)")
     p.set_defaults(func=run)
+
+
+def _from_serve(args: argparse.Namespace) -> list[dict[str, Any]] | str | None:
+    """The hits (as the API's dicts) from a running serve for the store, its error message for bad
+    input, or None: no usable serve (retrieval.running says when), search here."""
+    from ..retrieval import running
+
+    rec = running.find(args.store)
+    if rec is None:
+        return None
+    ans = running.ask(rec, args.query, {
+        "k": args.k, "mode": args.mode, "site": args.site, "url_prefix": args.url_prefix, "offset": args.offset,
+        "per_page": args.per_page, "context": args.context, "kind": args.kind, "lang": args.lang,
+        "since": args.since, "context_tokens": args.context_tokens})
+    if ans is None:
+        return None
+    return ans.error if ans.status == 400 else ans.hits
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
-    from ..retrieval import SearchOptions, format_hits, search
-    from ..store import open_store
 
-    opts = SearchOptions(args.k, args.mode, args.site, args.url_prefix, args.offset, args.per_page, args.context,
-                         args.kind, args.lang, args.since, args.context_tokens)
-    try:
-        with open_store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
-            hits = search(store, args.query, options=opts)
-    except BlockcrawlError as e:
-        print(f"blockcrawl search: {e}", file=sys.stderr)
+    remote = None if args.local else _from_serve(args)
+    if isinstance(remote, str):
+        print(f"blockcrawl search: {remote}", file=sys.stderr)
         return 2
+    from ..retrieval import Hit, SearchOptions, format_hits, search
+
+    if remote is not None:
+        fields = set(Hit.__dataclass_fields__)
+        hits = [Hit(**{k: v for k, v in d.items() if k in fields}) for d in remote]
+        for h in hits:
+            h.highlights = [(int(a), int(b)) for a, b in h.highlights]
+    else:
+        from ..store import open_store
+
+        opts = SearchOptions(args.k, args.mode, args.site, args.url_prefix, args.offset, args.per_page,
+                             args.context, args.kind, args.lang, args.since, args.context_tokens)
+        try:
+            with open_store(args.store, readonly=True) as store:  # read-only: works during a crawl, on a 0444 file
+                hits = search(store, args.query, options=opts)
+        except BlockcrawlError as e:
+            print(f"blockcrawl search: {e}", file=sys.stderr)
+            return 2
     out = sys.stdout
     if args.json:
         for h in hits:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 EXAMPLES = """examples:
@@ -45,11 +46,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"blockcrawl serve: {name} must be positive", file=sys.stderr)
             return 2
     from ..errors import BlockcrawlError
+    from ..retrieval import running
     from ..retrieval.serve import Limits, make_server
 
     limits = Limits(search_threads=args.threads, max_connections=args.max_connections, keep_alive=args.keep_alive)
+    token = running.new_token()
     try:
-        server = make_server(args.store, args.host, args.port, limits=limits, access_log=not args.quiet)
+        server = make_server(args.store, args.host, args.port, limits=limits, access_log=not args.quiet,
+                             ident=token)
     except BlockcrawlError as e:
         print(f"blockcrawl serve: {e}", file=sys.stderr)
         return 2
@@ -57,11 +61,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"blockcrawl serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}", file=sys.stderr)
         return 2
     host, port = server.server_address[:2]
+    # `blockcrawl search --store` on this machine asks this serve while it runs (retrieval.running)
+    record = running.publish(args.store, host, port, token)
     print(f"blockcrawl serve: http://{host}:{port}/ (Ctrl-C to stop)", file=sys.stderr, flush=True)
     try:
+        signal.signal(signal.SIGTERM, _terminated)  # `kill PID`: the record is removed too
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        if record is not None:
+            running.withdraw(record, token)
         server.server_close()
     return 0
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

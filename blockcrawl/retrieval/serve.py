@@ -47,6 +47,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from ..errors import BlockcrawlError, NotIndexed, StoreMissing
 from ..index.embed import Embedder, default_embedder
 from .hybrid import MAX_K, MODES, PER_PAGE, SearchError, SearchOptions, search
+from .running import TOKEN_HEADER
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -242,8 +243,11 @@ class Guard:
     frames bodies correctly, so the body is never parsed as a request; closing is defence in depth for
     when a proxy in front frames it differently (the desync behind real smuggling attacks)."""
 
-    def __init__(self, app: Starlette, access_log: bool) -> None:
+    def __init__(self, app: Starlette, access_log: bool, ident: str | None = None) -> None:
         self.app, self.access_log = app, access_log
+        # sent back on every answer: `blockcrawl search` checks it against the serve's record
+        # (retrieval.running) before it takes hits from this port
+        self.ident = [(TOKEN_HEADER.lower().encode(), ident.encode())] if ident else []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is off and websockets are disabled: nothing else comes
@@ -257,6 +261,8 @@ class Guard:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+                if self.ident:
+                    message["headers"] = [*message.get("headers", []), *self.ident]
                 if has_body:
                     message["headers"] = [*message.get("headers", []), (b"connection", b"close")]
             await send(message)
@@ -357,13 +363,14 @@ class SearchServer:
     is called from another thread (or Ctrl-C, on the main thread); server_close() frees the socket and
     the search threads. The same four names as the standard library's servers, so callers need not care."""
 
-    def __init__(self, sock: socket.socket, searcher: Searcher, limits: Limits, access_log: bool) -> None:
+    def __init__(self, sock: socket.socket, searcher: Searcher, limits: Limits, access_log: bool,
+                 ident: str | None = None) -> None:
         self.socket, self.searcher, self.limits = sock, searcher, limits
         self.server_address: tuple[str, int] = sock.getsockname()[:2]
         self.app = build_app(searcher, _page())
         protocol = type("Protocol", (Protocol,), {"limits": limits})
         config = uvicorn.Config(
-            Guard(self.app, access_log), http=protocol, ws="none", lifespan="off", loop="asyncio",
+            Guard(self.app, access_log, ident), http=protocol, ws="none", lifespan="off", loop="asyncio",
             log_config=None, access_log=False, server_header=False, proxy_headers=False,
             limit_concurrency=limits.max_connections, backlog=limits.backlog,
             timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]  # a float works: call_later
@@ -401,9 +408,10 @@ def _listen(host: str, port: int, backlog: int) -> socket.socket:
 
 def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
                 embedder: Embedder | None = None, warm: bool = True, limits: Limits | None = None,
-                access_log: bool = True) -> SearchServer:
+                access_log: bool = True, ident: str | None = None) -> SearchServer:
     """A bound server (port 0 picks a free one: see server.server_address). Checks the store first
-    and, with warm, loads the model and vectors so the first query is as fast as the next."""
+    and, with warm, loads the model and vectors so the first query is as fast as the next.
+    ident: a token sent in the X-Blockcrawl-Serve header of every answer (retrieval.running)."""
     limits = limits or Limits()
     searcher = Searcher(store, embedder or default_embedder(), limits.search_threads, limits.max_queued)
     try:  # StoreMissing / StoreError above (opening), NotIndexed here
@@ -413,7 +421,7 @@ def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
     except BaseException:
         searcher.close()
         raise
-    return SearchServer(sock, searcher, limits, access_log)
+    return SearchServer(sock, searcher, limits, access_log, ident)
 
 
 def serve_in_thread(server: SearchServer) -> threading.Thread:

@@ -83,8 +83,9 @@ class ChunkSource(Protocol):
         dimension are dropped (another space). Returns the index meta as it was before."""
         ...
 
-    def chunks_to_embed(self) -> list[tuple[int, str]]:
-        """(chunk id, text) of chunks without a vector, heading-only blocks left out."""
+    def chunks_to_embed(self, after: int = 0) -> list[tuple[int, str]]:
+        """(chunk id, text) of chunks without a vector, heading-only blocks left out; after: only
+        chunk ids above it, in id order."""
         ...
 
     def vector_keys(self) -> set[bytes]:

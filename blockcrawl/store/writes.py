@@ -193,14 +193,17 @@ class StoreWrites(SqlCore):
         return meta
 
     @guard
-    def chunks_to_embed(self) -> list[tuple[int, str]]:
+    def chunks_to_embed(self, after: int = 0) -> list[tuple[int, str]]:
         """Chunks of heading-only blocks ("Europe Countries:") get no vector: alone they are close to
         every query about their topic yet hold nothing to read; keyword search still finds them.
-        The text embedded is the chunk's context (title > outer headings) and its text."""
+        The text embedded is the chunk's context (title > outer headings) and its text.
+        after: only chunk ids above it (the live indexer reads each new chunk once, not the whole
+        backlog on every look: that was quadratic in the crawl's chunks)."""
         return [(int(c), embedding_text(str(x), str(t))) for c, x, t in self._exec(self._db,
             "SELECT c.id, c.context, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
             "LEFT JOIN blocks b ON b.page_id = c.page_id AND b.position = c.block_position "
-            "WHERE v.chunk_id IS NULL AND coalesce(b.kind, 'text') <> 'heading' ORDER BY c.id")]
+            "WHERE v.chunk_id IS NULL AND coalesce(b.kind, 'text') <> 'heading' AND c.id > ? ORDER BY c.id",
+            (after,))]
 
     @guard
     def vector_keys(self) -> set[bytes]:
