@@ -14,7 +14,7 @@ ranked by blockcrawl.retrieval.search over one store per row holding every page 
 - plain: the whole page text in fixed 200-token chunks (overlap 40);
 - trafilatura+rcts: trafilatura's text + LangChain's RecursiveCharacterTextSplitter(1000, 200);
 - htmlheader+rcts: LangChain's HTMLHeaderTextSplitter(h1-h3) + the same splitter
-(the last two need the `bench` extra: trafilatura, langchain-text-splitters).
+(the last two need the `bench` extra: trafilatura, langchain-text-splitters, beautifulsoup4).
 
 Metrics, per question (query = title + ": " + question, the dataset's usual setting), through
 search()'s defaults as the CLI runs it (--per-page N to override; 0 = no limit):
@@ -167,10 +167,12 @@ def available_rows() -> dict[str, Row]:
     rows: dict[str, Row] = {"main": pipeline_row("main"), "blocks": pipeline_row("blocks"),
                             "plain": pipeline_row("plain")}
     try:
+        import bs4  # noqa: F401  (HTMLHeaderTextSplitter parses with it)
         import langchain_text_splitters  # noqa: F401
         import trafilatura  # noqa: F401
     except ImportError:
-        print("trafilatura / langchain-text-splitters not installed: their rows are skipped", file=sys.stderr)
+        print("trafilatura / langchain-text-splitters / beautifulsoup4 not installed (the `bench` extra): "
+              "their rows are skipped", file=sys.stderr)
     else:
         rows["trafilatura+rcts"] = trafilatura_row
         rows["htmlheader+rcts"] = header_row
