@@ -142,13 +142,14 @@ def build_graph(weights: dict[str, np.ndarray], fused: bool = True, split_cls: b
     hidden = w["embeddings.word_embeddings.weight"].shape[1]
     head = hidden // HEADS
     i64 = np.int64
-    shape_split = const("shape_split", np.array([0, 0, HEADS, head], dtype=i64))
-    shape_merge = const("shape_merge", np.array([0, 0, hidden], dtype=i64))
-    scale = const("scale", np.array(1.0 / np.sqrt(head), dtype=np.float32))
-    one = const("one", np.array(1.0, dtype=np.float32))
-    half = const("half", np.array(0.5, dtype=np.float32))
-    rsqrt2 = const("rsqrt2", np.array(1.0 / np.sqrt(2.0), dtype=np.float32))
-    neg = const("neg", np.array(-10000.0, dtype=np.float32))
+    if not fused:  # the standard-op graph's constants (an unused initializer draws a warning per load)
+        shape_split = const("shape_split", np.array([0, 0, HEADS, head], dtype=i64))
+        shape_merge = const("shape_merge", np.array([0, 0, hidden], dtype=i64))
+        scale = const("scale", np.array(1.0 / np.sqrt(head), dtype=np.float32))
+        one = const("one", np.array(1.0, dtype=np.float32))
+        half = const("half", np.array(0.5, dtype=np.float32))
+        rsqrt2 = const("rsqrt2", np.array(1.0 / np.sqrt(2.0), dtype=np.float32))
+        neg = const("neg", np.array(-10000.0, dtype=np.float32))
 
     def linear(x: str, prefix: str) -> str:
         wt = const(prefix + ".w", np.ascontiguousarray(w[prefix + ".weight"].T))
