@@ -12,8 +12,9 @@ ranked by blockcrawl.retrieval.search over one store per row holding every page 
 - main: the crawl's default (PipelineConfig(mode="main"), `auto`, 200 tokens, overlap 40);
 - blocks: every block of the page, chunked the same way;
 - plain: the whole page text in fixed 200-token chunks (overlap 40);
-- trafilatura + RecursiveCharacterTextSplitter(1000, 200) (if both are installed);
-- HTMLHeaderTextSplitter(h1-h3) + the same splitter (if installed).
+- trafilatura+rcts: trafilatura's text + LangChain's RecursiveCharacterTextSplitter(1000, 200);
+- htmlheader+rcts: LangChain's HTMLHeaderTextSplitter(h1-h3) + the same splitter
+(the last two need the `bench` extra: trafilatura, langchain-text-splitters, beautifulsoup4).
 
 Metrics, per question (query = title + ": " + question, the dataset's usual setting), through
 search()'s defaults as the CLI runs it (--per-page N to override; 0 = no limit):
@@ -23,6 +24,8 @@ search()'s defaults as the CLI runs it (--per-page N to override; 0 = no limit):
   text contains the answer (the page condition keeps "2" or "Yes" from matching anywhere);
 - R@1000tok: the same within the hits, in rank order, whose texts fit in 1,000 model tokens (what a
   RAG caller pays for).
+- the acceptance lines of issue #22: `main`'s R@5 per mode against 0.65 and against the best other
+  chunker's (every row but main and blocks) + 0.15.
 Embeddings are cached by text hash across runs (--cache, CachedEmbedder).
 
 Run: PYTHONPATH=. python bench/tables.py [--pages 100] [--modes vector,hybrid] [--rows main,plain]
@@ -164,10 +167,12 @@ def available_rows() -> dict[str, Row]:
     rows: dict[str, Row] = {"main": pipeline_row("main"), "blocks": pipeline_row("blocks"),
                             "plain": pipeline_row("plain")}
     try:
+        import bs4  # noqa: F401  (HTMLHeaderTextSplitter parses with it)
         import langchain_text_splitters  # noqa: F401
         import trafilatura  # noqa: F401
     except ImportError:
-        print("trafilatura / langchain-text-splitters not installed: their rows are skipped", file=sys.stderr)
+        print("trafilatura / langchain-text-splitters / beautifulsoup4 not installed (the `bench` extra): "
+              "their rows are skipped", file=sys.stderr)
     else:
         rows["trafilatura+rcts"] = trafilatura_row
         rows["htmlheader+rcts"] = header_row
@@ -232,6 +237,30 @@ def evaluate(name: str, row: Row, pages: list[tuple[str, str, str]], queries: li
     return out
 
 
+OURS = ("main", "blocks")  # blockcrawl's own chunkers; every other row is a peer
+FLOOR, MARGIN = 0.65, 0.15  # issue #22: R@5 >= 0.65 and >= the best other chunker's + 0.15
+
+
+def acceptance(table: list[dict[str, Any]], modes: list[str]) -> list[str]:
+    """One line per mode: `main`'s R@5 against the floor and against the best peer row's + 0.15."""
+    lines = []
+    ours = next((r for r in table if r["row"] == "main"), None)
+    peers = [r for r in table if r["row"] not in OURS]
+    for mode in modes:
+        key = f"{mode} R@5"
+        if ours is None or key not in ours:
+            continue
+        got = ours[key]
+        line = f"{key}: main {got:.3f} (floor {FLOOR:.2f}: {'ok' if got >= FLOOR else 'MISSED'})"
+        if peers:
+            best = max(peers, key=lambda r: float(r[key]))
+            need = best[key] + MARGIN
+            line += (f"; best other chunker {best['row']} {best[key]:.3f} + {MARGIN:.2f} = {need:.3f}: "
+                     f"{'ok' if got >= need - 1e-9 else 'MISSED'} ({got - best[key]:+.3f})")
+        lines.append(line)
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -255,6 +284,8 @@ def main() -> None:
             res = evaluate(name, rows[name], pages, queries, modes, Path(tmp), embedder, args.per_page)
             table.append(res)
             print(json.dumps(res) if args.json else res, flush=True)
+    for line in acceptance(table, modes):
+        print(line, file=sys.stderr if args.json else sys.stdout)
     if not args.json:
         cols = list(dict.fromkeys(k for r in table for k in r))
         print("\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
