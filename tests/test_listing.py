@@ -111,3 +111,29 @@ def test_fallback_keeps_only_text_nodes_outside_furniture():
     assert any(keep) and all(dom.tag[j] == TEXT for j in range(len(dom)) if keep[j])
     nav = dom.find("nav")
     assert not any(keep[nav:dom.end[nav]])
+
+
+def _list_page(table: bool) -> str:
+    rows = "".join(f"<tr><th>{2000 + i}</th><td>Winner number {i}</td><td>{i * 3} points</td></tr>" for i in range(12))
+    body = (f"<table class='wikitable'><caption>Results by year</caption>{rows}</table>" if table else
+            "<ul>" + "".join(f"<li>Winner number {i} scored {i * 3} points</li>" for i in range(12)) + "</ul>")
+    more = "".join(f"<p>Background paragraph {i} about the league, its seasons and its many clubs over the years.</p>"
+                   for i in range(20))
+    return f"<html><body><h1>List of winners</h1>{body}<h2>See also</h2>{more}</body></html>"
+
+
+@pytest.mark.parametrize("table", [True, False])
+def test_a_listing_whose_rule_kept_its_data_table_keeps_that_mask(table):
+    """A list page typed listing whose rule kept its results table (a Wikipedia "List of ..."
+    page) is not widened to the page's text: the fallback there added see-also lists and
+    navigation and cost wtq-dev's table answers .016 R@5. A plain list is widened as before."""
+    dom = load(_list_page(table))
+    f = compute(dom)
+    first = dom.find("table" if table else "ul")
+    keep = [dom.tag[j] == TEXT and first <= j < dom.end[first] for j in range(len(dom))]
+    got = listing.page_fallback(dom, f, keep, "listing")
+    if table:
+        assert got is keep
+    else:
+        assert got == auto._whole(dom, f, region=False)
+    assert listing.page_fallback(dom, f, keep, "collection") == auto._whole(dom, f, region=False)
