@@ -76,7 +76,8 @@ def score(ranking: Ranking, mode: str, qs: list[dict[str, Any]], lists: list[Any
 
 def grid(mode: str) -> list[Ranking]:
     out = []
-    fusion = [(60, 1.0), (20, 1.0), (60, 2.0), (60, 0.5)] if mode == "hybrid" else [(60, 1.0)]
+    fusion = ([(60, 1.0), (60, 2.0), (60, 0.5)] + [(k, w) for k in (10, 20, 30) for w in (0.75, 1.0, 1.5)]
+              if mode == "hybrid" else [(60, 1.0)])
     titles = (0.0, 1.0, 2.0) if mode == "hybrid" else (0.0, 1.0, 2.0, 4.0)
     for (k, wv), tw, pp, clear in itertools.product(fusion, titles, (3, 5, 0), (0.0, 0.1, 0.2)):
         if pp == 0 and clear:
