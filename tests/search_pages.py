@@ -46,3 +46,11 @@ def fill(path: Path, pages: dict[str, str] | None = None) -> None:
         for url, html in (PAGES if pages is None else pages).items():
             r = pipe.process(html, url)
             st.save_page(url, r.blocks, r.chunks, title=r.title, content_hash=str(hash(r.text)))
+
+
+def indexed(path: Path, pages: dict[str, str] | None = None, batch_size: int = 4) -> Path:
+    """fill(path, pages), then embedded by the bundled model: a store search can answer from."""
+    from blockcrawl.index import build_index, default_embedder
+    fill(path, pages)
+    build_index(path, embedder=default_embedder(), batch_size=batch_size)
+    return path

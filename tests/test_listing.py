@@ -7,6 +7,8 @@ from blockcrawl.extraction.api import main_content
 from blockcrawl.extraction.features import compute
 from blockcrawl.parse import TEXT, load
 
+from .test_pagetypes import _article
+
 NAV = '<nav><ul>' + "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(10)) + "</ul></nav>"
 FOOTER = ("<footer><p>Copyright 2024 Example Ltd, all rights reserved.</p>"
           "<a href='/privacy'>Privacy</a></footer>")
@@ -39,14 +41,6 @@ def _select_as(monkeypatch, html: str, kind: str) -> str:
     monkeypatch.setattr(nfas, "page_type", lambda dom, keep: kind)
     dom = load(html)
     return main_content(dom, keep=auto.select(dom))[1]
-
-
-def _article(html: str) -> str:
-    saved, auto.TYPE_RULES = auto.TYPE_RULES, None
-    try:
-        return main_content(load(html), "auto")[1]
-    finally:
-        auto.TYPE_RULES = saved
 
 
 def test_listing_without_main_keeps_every_item_and_drops_furniture(monkeypatch):

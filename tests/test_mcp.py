@@ -15,10 +15,8 @@ from typing import Any
 
 import pytest
 
-from blockcrawl.index import build_index, default_embedder
-
 from .crawlsite import Route, Site, page
-from .search_pages import PAGES, fill
+from .search_pages import PAGES, indexed
 
 pytest.importorskip("mcp", reason="the mcp package (pip install 'blockcrawl[mcp]')")
 
@@ -31,10 +29,7 @@ TIMEOUT = 240  # the child loads the model (~2 s alone, 20 s on two cores shared
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("mcp") / "site.db"
-    fill(path, PAGES)
-    build_index(path, embedder=default_embedder(), batch_size=4)
-    return path
+    return indexed(tmp_path_factory.mktemp("mcp") / "site.db")
 
 
 def stdio(store: Path) -> Client:
@@ -122,9 +117,7 @@ ZEPPELIN = {
 @pytest.mark.slow
 def test_crawl_tool_only_when_allowed(tmp_path):
     """--allow-crawl adds a crawl tool: the agent crawls a (loopback) site, then finds its pages."""
-    path = tmp_path / "site.db"
-    fill(path, PAGES)
-    build_index(path, embedder=default_embedder(), batch_size=4)
+    path = indexed(tmp_path / "site.db")
     site = Site(dict(ZEPPELIN)).start()
     client = Client(StdioServerParameters(
         command=sys.executable, args=["-m", "blockcrawl", "mcp", "--store", str(path), "--allow-crawl",

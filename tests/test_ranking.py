@@ -5,13 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from blockcrawl.index import build_index, default_embedder
 from blockcrawl.retrieval import search
 from blockcrawl.retrieval.hybrid import Ranking, rank
 from blockcrawl.store import Store
 from blockcrawl.store.protocols import StoredChunk
 
-from .search_pages import fill
+from .search_pages import indexed
 
 
 def rows(spec: dict[int, tuple[str, str]]) -> dict[int, StoredChunk]:
@@ -72,10 +71,7 @@ BOOKS = {
 
 @pytest.fixture(scope="module")
 def books(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("books") / "books.db"
-    fill(path, BOOKS)
-    build_index(path, embedder=default_embedder(), batch_size=8)
-    return path
+    return indexed(tmp_path_factory.mktemp("books") / "books.db", BOOKS, batch_size=8)
 
 
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])

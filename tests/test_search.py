@@ -17,7 +17,7 @@ from blockcrawl.retrieval import Hit, SearchError, search
 from blockcrawl.retrieval.hybrid import RRF_K, VECTOR_WEIGHT
 from blockcrawl.store import Store
 
-from .search_pages import COOKING, PAGE1, PAGES, fill
+from .search_pages import COOKING, PAGE1, PAGES, fill, indexed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,10 +36,7 @@ class CountingEmbedder:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("search") / "site.db"
-    fill(path, PAGES)
-    build_index(path, embedder=default_embedder(), batch_size=4)
-    return path
+    return indexed(tmp_path_factory.mktemp("search") / "site.db")
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from blockcrawl.index import build_index, default_embedder
 from blockcrawl.retrieval import running
 
-from .search_pages import PAGES, fill
+from .search_pages import indexed
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERY = "SQLite database file"
@@ -26,10 +25,7 @@ QUERY = "SQLite database file"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("search-serve") / "site.db"
-    fill(path, PAGES)
-    build_index(path, embedder=default_embedder(), batch_size=4)
-    return path
+    return indexed(tmp_path_factory.mktemp("search-serve") / "site.db")
 
 
 def env_for(run_dir: Path) -> dict[str, str]:

@@ -28,7 +28,7 @@ from blockcrawl.index import NotIndexed, build_index, default_embedder
 from blockcrawl.index.embed import normalize
 from blockcrawl.retrieval.serve import Limits, SearchServer, make_server, serve_in_thread
 
-from .search_pages import PAGE1, PAGES, fill
+from .search_pages import PAGE1, PAGES, fill, indexed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,10 +61,7 @@ cloves &lt;script&gt;document.title='owned-by-text'&lt;/script&gt; and nutmeg to
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("serve") / "site.db"
-    fill(path, PAGES)
-    build_index(path, embedder=default_embedder(), batch_size=4)
-    return path
+    return indexed(tmp_path_factory.mktemp("serve") / "site.db")
 
 
 @pytest.fixture(scope="module")
