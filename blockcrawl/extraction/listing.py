@@ -46,12 +46,12 @@ def page_fallback(dom: Dom, f: Features, keep: list[bool], kind: str) -> list[bo
     share = PAGE_SHARE.get(kind)
     if share is None or not len(dom):
         return keep
-    if kind in TABLE_GUARD and _keeps_data_table(dom, keep):
-        return keep
     tl = f.text_len
     kept = sum(tl[j] for j, k in enumerate(keep) if k)
     if kept >= share * tl[dom.body()]:
         return keep  # the page's text outside furniture is no more than all of its text
+    if kind in TABLE_GUARD and _keeps_data_table(dom, keep):
+        return keep
     from .auto import _whole
 
     page = _whole(dom, f, region=False)
