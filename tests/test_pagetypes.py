@@ -118,40 +118,9 @@ def test_select_dispatches_on_the_page_type(monkeypatch, kind, rule, page):
     assert auto.TYPE_RULES is not None and auto.TYPE_RULES.get(kind) == rule
     if rule:
         assert keep == auto._typed(dom, compute(dom), rule, False)
-    else:  # a thin article mask takes the service rule (test_a_thin_article_mask_...): not here
-        monkeypatch.setattr(auto, "THIN_SHARE", None)
-        keep = auto.select(dom)
+    else:
         monkeypatch.setattr(auto, "TYPE_RULES", None)
         assert keep == auto.select(dom)
-
-
-def thin_page() -> str:
-    hero = ("<div class='hero'><h1>Heating for homes</h1><p>We plan, install and maintain heating systems "
-            "for homes and offices across the county, with one engineer from start to finish, and we "
-            "answer the phone on weekends, at night and on every public holiday of the year.</p></div>")
-    cards = "".join(f"<div class='card'><h3>Boiler service {i}</h3><p>Visit within {i + 1} days</p>"
-                    f"<p>Fixed price plan {i}</p></div>" for i in range(12))
-    return (f"<html><head><title>Heating</title></head><body><nav><a href='/'>Home</a></nav>"
-            f"<main>{hero}<div class='cards'>{cards}</div></main><footer><p>Copyright 2024</p></footer></body></html>")
-
-
-def test_a_thin_article_mask_takes_the_service_rule_and_stays_article(monkeypatch):
-    """A page typed article whose article mask is one section of its <main> (a hero paragraph
-    beside a dozen cards) is selected by the service rule; its type stays article."""
-    monkeypatch.setattr(nfas, "page_type", lambda dom, keep: "article")
-    dom = load(thin_page())
-    text = main_content(dom, keep=auto.select(dom))[1]
-    assert "one engineer from start to finish" in text
-    assert all(f"Boiler service {i}" in text for i in range(12))
-    assert "Copyright" not in text
-    monkeypatch.setattr(auto, "THIN_SHARE", None)
-    article = main_content(dom, keep=auto.select(dom))[1]
-    assert "one engineer" in article and "Boiler service 5" not in article
-    assert article == _article(thin_page())
-    # a mask holding most of its page is no thin mask
-    monkeypatch.setattr(auto, "THIN_SHARE", 0.5)
-    dom = load(service_page())
-    assert not auto._thin(dom, compute(dom), auto._select(dom, compute(dom), strict=True))
 
 
 def test_type_rules_off_is_the_article_rule(monkeypatch):

@@ -198,8 +198,6 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
         from .nfas import page_type
 
         kind = page_type(dom, keep)
-        if kind == "article" and THIN_SHARE is not None and _thin(dom, f, keep):
-            kind = "service"  # the rule's type only: the page's type (nfas.last_type) stays article
         rule = TYPE_RULES.get(kind)
         if rule is not None:
             typed = _typed(dom, f, rule, keep_title)
@@ -235,28 +233,6 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 TYPE_RULES: dict[str, str] | None = {
     "documentation": "docs", "listing": "region", "service": "sections", "forum": "thread",
     "product": "product"}
-# A page typed article whose article mask holds under THIN_SHARE of the text outside furniture
-# of its <main> region (of the page's when it has none) is selected by the service rule: the
-# article rule found one section of a page of sections (a service page typed article: 38 of
-# wcxb-dev's 162 in-sample, 47 held out by site). The page's stored type stays article. Chosen by
-# leave-one-site-fold-out on wcxb-dev (docs/algorithms.md, "Thin article masks"): service +.0055,
-# articles +.0007 held out. Cost: none on a page whose mask holds this share of all its text (one
-# sum), else one or two furniture passes.
-THIN_SHARE: float | None = 0.5
-
-
-def _thin(dom: Dom, f: Features, keep: list[bool]) -> bool:
-    tl = f.text_len
-    kept = sum(tl[j] for j, k in enumerate(keep) if k)
-    limit = THIN_SHARE or 0.0
-    if kept >= limit * tl[dom.body()]:
-        return False
-    base = sum(tl[j] for j, k in enumerate(_whole(dom, f, region=True)) if k)
-    if not base:
-        base = sum(tl[j] for j, k in enumerate(_whole(dom, f, region=False)) if k)
-    return kept < limit * base
-
-
 _WIDE = {"wide": (0.8, 0.5, (1.01, 1.01, 1.01)), "mild": (0.8, 0.5, (0.5, 0.6, 0.8))}
 REGION_TEXT = 200  # a <main> element holding less text than this is no region
 
