@@ -65,6 +65,18 @@ def test_folded_menu_stays_out():
     assert "Another section" not in doc.text
 
 
+def test_react_streamed_segments_are_content():
+    """React's streamed rendering sends a Suspense boundary's content as <div hidden id="S:n">,
+    moved into place by its script: the reader's text. Another hidden div stays out."""
+    seg = f'<div hidden id="S:0"><section><h2>Flood plan</h2><p>{ANSWERS[1]}</p></section></div>'
+    other = f'<div hidden id="teaser-7"><p>{ANSWERS[0]}</p></div>'
+    html = (f"<html><body>{NAV}<main><h1>Our town</h1>{POST}{POST}<template id=\"B:0\"></template></main>"
+            f"{other}{seg}<script>$RC('B:0','S:0')</script></body></html>")
+    doc = blockcrawl.extract(html)
+    assert PROSE[0][:40] in doc.text and ANSWERS[1][:40] in doc.text
+    assert ANSWERS[0][:40] not in doc.text
+
+
 # ---------------------------------------------------------------- prose spread over many sections
 
 def _landing_page(links: bool = False) -> str:

@@ -108,6 +108,28 @@ def test_service_sections_take_main_else_wide():
     assert auto._typed(dom, f, "sections", False) == auto._typed(dom, f, "wide", False)
 
 
+def test_service_sections_keep_page_builder_modules_and_the_hero_banner():
+    """A page builder's modules (Elementor's elementor-widget-wrap) and a hero banner hold a
+    service page's text: the sections rule keeps them, a cookie banner and a widget-area sidebar
+    stay out (their other words, or "area", name them furniture)."""
+    mods = "".join(f'<div class="elementor-widget-wrap elementor-element-populated"><h2>Plan {i}</h2>'
+                   f"<p>We design and maintain heating systems of size {i} for homes and offices across "
+                   f"the county, one engineer from start to end.</p></div>" for i in range(3))
+    hero = ('<div class="banner has-hover"><h1>Heating you can trust</h1><p>Twenty years of installing, '
+            "servicing and repairing boilers for families and small businesses in the valley.</p></div>")
+    junk = ('<div class="cookie-banner"><p>We use cookies to improve your experience on this site, '
+            'accept them or read our policy.</p></div><div class="widget-area"><p>Recent posts from our '
+            "blog about boilers, radiators and the winter ahead, with tips for every home.</p></div>")
+    html = f"<html><body>{NAV}<main>{hero}{mods}{junk}</main>{FOOTER}</body></html>"
+    text = _text(html, "sections")
+    assert "Twenty years of installing" in text
+    assert all(f"heating systems of size {i}" in text for i in range(3))
+    assert "We use cookies" not in text and "Recent posts" not in text
+    dom = load(html)
+    plain = main_content(dom, keep=auto._whole(dom, compute(dom), region=True))[1]
+    assert "Twenty years" not in plain and "heating systems of size 0" not in plain  # without the rule's names
+
+
 def test_dedup_keeps_short_repeats_and_first_copies():
     dom = load("<div><p>Yes</p><p>Yes</p><p>Same sentence here.</p><p>Same   sentence here.</p></div>")
     keep = pagerules.dedup(dom, [True] * len(dom))

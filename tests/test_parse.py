@@ -38,6 +38,14 @@ def test_style_noscript_template_skipped():
     assert extract_text(html) == "kept"
 
 
+def test_a_self_closed_iframe_in_noscript_does_not_swallow_the_page():
+    """A tag manager's <noscript><iframe .../></noscript>: a browser reads <noscript> as raw text;
+    read as markup, "/>" does not close an iframe and its raw text ran to the end of the page."""
+    html = ('<body><noscript><iframe src="https://gtm.example/ns.html" height="0" width="0" /></noscript>'
+            "<p>kept</p></body>")
+    assert extract_text(html) == "kept"
+
+
 def _nested(n: int) -> str:
     return "<body>" + "".join(f"<div>lol{i}" for i in range(n)) + "<div>test</div>" + "</div>" * n + "</body>"
 

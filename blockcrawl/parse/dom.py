@@ -262,6 +262,14 @@ def _tag_end(html: str, start: int, pos: int) -> int:
         i = pos = stop + 1  # the '>' was quoted: the tag goes on
 
 
+# A self-closed <iframe .../> inside <noscript> (a tag manager's snippet): a browser runs scripts
+# and reads <noscript> as raw text, but this parser reads its content as markup, where "/>" does
+# not close an iframe, so the iframe's raw text ran to the end of the page: the rest of the page
+# was one skipped text node (render.com's home page; 2 msv and 2 wcxb-dev pages have the snippet).
+# The iframe is closed there.
+_NOSCRIPT_IFRAME = re.compile(r"(<noscript>\s*<iframe\b[^<>]*?)/>(\s*</noscript>)", re.IGNORECASE)
+
+
 def parse_html(html: str, url: str | None = None) -> Dom:
     """Parse HTML text into a Dom. Never raises on malformed input. A page over the attribute
     bounds (cap_attributes) gives an empty Dom whose `binary` says so."""
@@ -271,6 +279,8 @@ def parse_html(html: str, url: str | None = None) -> Dom:
     if capped is None:
         return Dom(url=url, binary=f"too complex: over {MAX_PAGE_ATTRS} attributes")
     html = capped
+    if "/></noscript>" in html:
+        html = _NOSCRIPT_IFRAME.sub(r"\1></iframe>\2", html)
     if _max_depth_exceeds(html, DEEP_LIMIT):
         return _parse_linear(html, url)
     return _parse_lexbor(html, url)
