@@ -69,7 +69,9 @@ def test_meaning_finds_the_right_section(reader, mode):
     # paraphrases without the section's words
     assert top(search(reader, "how do I bake a loaf at home", 3, mode)) == ["Recipes", "Bread"]
     assert top(search(reader, "a database stored in a single file", 3, mode)) == ["Languages", "SQLite"]
-    query = "nation with the most inhabitants on earth" if mode == "vector" else "largest population in Asia"
+    # (not "the nation with the most inhabitants": India and China tie there within 0.02 in both
+    # precisions, and a package upgrade flipped the int8 order)
+    query = "Asian nation larger than any other on the continent" if mode == "vector" else "largest population in Asia"
     assert top(search(reader, query, 3, mode)) == ["Asia Countries", "China"]
 
 
