@@ -41,9 +41,11 @@ def test_int8_is_close_and_order_is_kept_across_workers(reference, monkeypatch, 
     one = MiniLMEmbedder(batch_size=2, precision="int8", workers=1).embed(TEXTS)
     many = MiniLMEmbedder(batch_size=2, precision="int8", workers=3).embed(TEXTS)  # 3 batches side by side
     cos = np.sum(one * reference, axis=1)
-    # measured on these texts: min .9952, mean .9976 (FFN output MatMuls fp32); every MatMul int8 (the
-    # graph before builder v4) gave min .9918, mean .9931, and R@5 on wtq-dev .022 under fp32
-    assert cos.min() > 0.994
+    # measured on these texts: min .9952, mean .9976 (FFN output MatMuls fp32) on a CPU with VNNI;
+    # every MatMul int8 (the graph before builder v4) gave min .9918, mean .9931 there, and R@5 on
+    # wtq-dev .022 under fp32. The int8 kernels differ by CPU: on an AVX2 machine without VNNI
+    # (AMD EPYC) the same model file gives min .9915 (the one-token text "a"), mean .9944.
+    assert cos.min() > 0.99 and cos.mean() > 0.9935
     assert np.allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-5)
     assert np.allclose(one, many, atol=1e-5)  # batch by length, results back in input order
     # each text alone gets the vector it gets among others (int8 quantises each run's activations
