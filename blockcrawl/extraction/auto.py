@@ -190,9 +190,11 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
             typed = _typed(dom, f, rule, keep_title)
             if typed is not None and any(typed):
                 keep = typed
-        from .listing import page_fallback
+        from . import listing
 
-        keep = page_fallback(dom, f, keep, kind)
+        keep = listing.page_fallback(dom, f, keep, kind)
+        if kind in listing.CONTROL_KINDS:
+            keep = listing.drop_controls(dom, f, keep)
     return keep
 
 
