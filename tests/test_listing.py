@@ -131,3 +131,87 @@ def test_a_listing_whose_rule_kept_its_data_table_keeps_that_mask(table):
     else:
         assert got == auto._whole(dom, f, region=False)
     assert listing.page_fallback(dom, f, keep, "collection") == auto._whole(dom, f, region=False)
+
+
+def shop_page(cards: int = 12) -> str:
+    """A shop's category page: a filter panel, then a grid of cards, each with its name, price,
+    a badge and the shop's controls (none in <button>: links and spans styled as buttons)."""
+    facets = "".join(f'<li><a href="?brand={i}">Brand {i}</a> <span>({i + 3})</span></li>' for i in range(8))
+    grid = "".join(
+        f'<div class="card"><span class="product-badge">Best Seller</span>'
+        f'<a href="/p/{i}"><h3>Oak chair model {i}</h3></a><span class="price">${40 + i}.00</span>'
+        f'<p>Solid oak seat number {i}, oiled by hand, for kitchens and dining rooms.</p>'
+        f'<a class="btn" href="/cart/{i}">Add to cart</a><a href="/qv/{i}">Quick view</a>'
+        f'<span>Be the first to review this product</span><div><span>In stock</span></div></div>'
+        for i in range(cards))
+    return (f"<html><head><title>Oak chairs</title></head><body>{NAV}<h1>Oak chairs</h1>"
+            '<p>Our oak chairs are made to last, in every style from farmhouse to modern.</p>'
+            f'<div class="filters-panel"><h4>Brand</h4><ul>{facets}</ul><h4>Price</h4>'
+            '<ul><li><a href="?p=1">Under $50</a></li><li><a href="?p=2">$50 to $100</a></li></ul></div>'
+            f'<div class="grid filterable-grid">{grid}</div>{FOOTER}</body></html>')
+
+
+CONTROLS = ("Add to cart", "Quick view", "Best Seller", "Be the first to review", "In stock")
+
+
+def test_collection_drops_its_filter_panel_badges_and_per_item_controls(monkeypatch):
+    html = shop_page()
+    text = _select_as(monkeypatch, html, "collection")
+    for i in (0, 5, 11):
+        assert f"Oak chair model {i}" in text and f"${40 + i}.00" in text
+        assert f"Solid oak seat number {i}" in text
+    assert "made to last" in text
+    for c in CONTROLS:
+        assert c not in text, c
+    # without it every card said them: what the rule is for
+    monkeypatch.setattr(listing, "CONTROL_KINDS", frozenset())
+    before = _select_as(monkeypatch, html, "collection")
+    assert all(c in before for c in CONTROLS)
+    assert before.count("Add to cart") == 12
+
+
+def test_the_filter_panel_goes_and_a_filterable_grid_stays():
+    """The page's text outside furniture (what page_fallback keeps) minus the filter panel; the
+    grid named "filterable-grid" holds most of the kept text, so it is no filter panel."""
+    dom = load(shop_page())
+    f = compute(dom)
+    page = auto._whole(dom, f, region=False)
+    said = lambda keep: " ".join(dom.text[j] for j in range(len(dom)) if keep[j])  # noqa: E731
+    assert "Brand 3" in said(page) and "Under $50" in said(page)
+    text = said(listing.drop_controls(dom, f, page))
+    assert "Brand 3" not in text and "Under $50" not in text
+    assert all(f"Oak chair model {i}" in text for i in range(12))
+
+
+def test_controls_are_dropped_on_collections_only(monkeypatch):
+    text = _select_as(monkeypatch, shop_page(), "listing")
+    assert "Add to cart" in text and "Best Seller" in text
+
+
+def test_a_control_phrase_inside_longer_text_stays():
+    """Only an element or text node that is nothing but a control phrase goes: a sentence that
+    starts with one, a product named "New", and a wrapper named filter* holding the items stay."""
+    html = ("<html><body><div class='filter-results'>"
+            "<p>Add to cart</p><p>Add to cart now and the oak chair ships free.</p>"
+            "<h3>New</h3><h3>New Balance 990v6</h3><p><span>Sold out</span> <span>Sold out in May, back in June</span></p>"
+            "</div></body></html>")
+    dom = load(html)
+    f = compute(dom)
+    keep = [dom.tag[j] == TEXT and f.text_len[j] > 0 for j in range(len(dom))]
+    got = listing.drop_controls(dom, f, keep)
+    kept = [dom.text[j].strip() for j in range(len(dom)) if got[j]]
+    assert kept == ["Add to cart now and the oak chair ships free.", "New Balance 990v6",
+                    "Sold out in May, back in June"]
+
+
+def test_a_data_table_keeps_its_cells():
+    """A data table's cells that read like controls ("New", "Sold out") are its data."""
+    rows = "".join(f"<tr><td>Oak chair model {i}</td><td>{'New' if i % 2 else 'Sold out'}</td></tr>"
+                   for i in range(6))
+    dom = load(f"<html><body><table><tr><th>Model</th><th>Status</th></tr>{rows}</table>"
+               "<p><span>Sold out</span></p></body></html>")
+    f = compute(dom)
+    keep = [dom.tag[j] == TEXT and f.text_len[j] > 0 for j in range(len(dom))]
+    got = listing.drop_controls(dom, f, keep)
+    kept = [dom.text[j].strip() for j in range(len(dom)) if got[j]]
+    assert kept.count("New") == 3 and kept.count("Sold out") == 3  # the one outside the table goes

@@ -203,9 +203,11 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
             typed = _typed(dom, f, rule, keep_title)
             if typed is not None and any(typed):
                 keep = typed
-        from .listing import page_fallback
+        from . import listing
 
-        keep = page_fallback(dom, f, keep, kind)
+        keep = listing.page_fallback(dom, f, keep, kind)
+        if kind in listing.CONTROL_KINDS:
+            keep = listing.drop_controls(dom, f, keep)
     return keep
 
 
@@ -217,7 +219,8 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 # and product .625 -> .635 ("mild"). Then listing.page_fallback: a rule keeping under its type's
 # share of the page's text outside furniture gives way to that text (a listing without <main>, a
 # collection: listing .637 -> .719, collection .688 -> .715 with the shipped types), so a
-# collection now starts from the article rule.
+# collection now starts from the article rule. A collection's mask then drops its filter panel,
+# badges and per-item controls (listing.drop_controls: collection .716 -> .734).
 # region: the text outside page furniture inside <main> (or role=main) when it holds text, else
 #   the page's: a docs page's whole body, a listing's items and teasers;
 # page: the text outside page furniture anywhere on the page: a collection's entries;
