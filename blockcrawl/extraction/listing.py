@@ -23,6 +23,8 @@ msv changes, at 0.1 two msv stories lose their text, at 0.2 aeb loses .002 F1. L
 """
 from __future__ import annotations
 
+from itertools import compress
+
 from ..parse import Dom
 from .features import Features
 
@@ -47,7 +49,7 @@ def page_fallback(dom: Dom, f: Features, keep: list[bool], kind: str) -> list[bo
     if share is None or not len(dom):
         return keep
     tl = f.text_len
-    kept = sum(tl[j] for j, k in enumerate(keep) if k)
+    kept = sum(compress(tl, keep))  # (a C loop: this runs on every page)
     if kept >= share * tl[dom.body()]:
         return keep  # the page's text outside furniture is no more than all of its text
     if kind in TABLE_GUARD and _keeps_data_table(dom, keep):
@@ -55,7 +57,7 @@ def page_fallback(dom: Dom, f: Features, keep: list[bool], kind: str) -> list[bo
     from .auto import _whole
 
     page = _whole(dom, f, region=False)
-    whole = sum(tl[j] for j, k in enumerate(page) if k)
+    whole = sum(compress(tl, page))
     return page if kept < share * whole else keep
 
 
