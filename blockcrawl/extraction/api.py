@@ -8,6 +8,7 @@ nothing when crawled).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate, compress
 from typing import overload
 
 from ..hashing import text_hash
@@ -21,6 +22,7 @@ DEFAULT_ALGORITHM = "auto"  # the one default; PipelineConfig and the CLIs read 
 DEFAULT_MAX_BYTES = MAX_BODY_BYTES  # largest body after decompression (crawl --max-bytes)
 TITLE_MIN = 10  # a heading shorter than this is not taken for the page title (as auto does)
 TITLE_NODES = 64  # ... nor one of more nodes
+_TITLE_TAGS = frozenset({"h1", "h2"})
 
 
 @overload
@@ -77,13 +79,11 @@ def title_context(dom: Dom, keep: Sequence[bool] | None) -> tuple[Sequence[bool]
         return keep, frozenset()
     tags, texts, ends, parent, skipped = dom.tag, dom.text, dom.end, dom.parent, dom.skipped
     n = len(dom)
-    before = [0] * (n + 1)  # before[i]: kept nodes among 0..i-1
-    for i in range(n):
-        before[i + 1] = before[i] + (1 if keep[i] else 0)
+    before = list(accumulate(map(bool, keep), initial=0))  # before[i]: kept nodes among 0..i-1
     out: list[bool] | None = None
     found: set[str] = set()
-    for i in range(n):
-        if tags[i] not in ("h1", "h2") or skipped[i] or ends[i] - i > TITLE_NODES:
+    for i in compress(range(n), map(_TITLE_TAGS.__contains__, tags)):  # C loops to the h1/h2s
+        if skipped[i] or ends[i] - i > TITLE_NODES:
             continue
         nodes = [k for k in range(i, ends[i]) if tags[k] == TEXT and not skipped[k] and texts[k].strip()]
         h = " ".join(" ".join(texts[k].split()) for k in nodes)

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import compress
+from operator import not_
 
 from ..parse import TEXT, Dom
 from ..parse.dom import Attrs
@@ -289,13 +291,28 @@ def _furniture(dom: Dom, f: Features, strict: bool, tables: dict[int, str] | Non
     """(dead, owner): nodes inside page furniture, and the text block owner of every node.
     A data table's own class/id is no furniture name (MediaWiki's "TablePager" is no pager).
     builder: the parts of a class/id that name no furniture on this page's type (SERVICE_BUILDER:
-    a page builder's modules and a hero banner), taken out of the names before they are read."""
+    a page builder's modules and a hero banner), taken out of the names before they are read.
+    Computed once per page and pass (f.memo): the article rule, a type's rule and the page-text
+    fallback ask for the same mask (only the data tables' indices and the builder change it). The
+    lists are shared: callers read them, never write."""
+    key = ("furniture", strict, tuple(tables) if tables else (), builder.pattern if builder is not None else None)
+    got = f.memo.get(key)
+    if got is None:
+        got = f.memo[key] = _furniture_pass(dom, f, strict, tables, builder)
+    return got
+
+
+def _furniture_pass(dom: Dom, f: Features, strict: bool, tables: dict[int, str] | None,
+                    builder: re.Pattern[str] | None) -> tuple[list[bool], list[int]]:
     n = len(dom)
     tags, parent, attrs, skipped, texts = dom.tag, dom.parent, dom.attrs, dom.skipped, dom.text
     tl = f.text_len
     dead = [False] * n
     big = BIG_SHARE * tl[dom.body()]
     owner = [0] * n
+    # one C-level look for the notices' words in the page's text: on most pages no text node
+    # needs the per-node test
+    notice = NOTICE and _notice("\x00".join(compress(texts, map(not_, skipped))))
     for i in range(n):
         p = parent[i]
         t = tags[i]
@@ -306,7 +323,7 @@ def _furniture(dom: Dom, f: Features, strict: bool, tables: dict[int, str] | Non
         else:
             owner[i] = i
         if t == TEXT:
-            if NOTICE and not dead[i] and not skipped[i] and tl[i] <= 600 and _notice(texts[i]):
+            if notice and not dead[i] and not skipped[i] and tl[i] <= 600 and _notice(texts[i]):
                 dead[i] = True
             continue
         if dead[i] or skipped[i]:
@@ -416,8 +433,8 @@ def _select(dom: Dom, f: Features, strict: bool, keep_title: bool = False,
     own_tl: dict[int, int] = {}
     own_ll: dict[int, int] = {}
     own_cm: dict[int, int] = {}
-    for j in range(n):
-        if tl[j] and tags[j] == TEXT and not dead[j]:
+    for j in compress(range(n), tl):  # (a C loop past the nodes without text)
+        if tags[j] == TEXT and not dead[j]:
             b = owner[j]
             own_tl[b] = own_tl.get(b, 0) + tl[j]
             own_ll[b] = own_ll.get(b, 0) + ll[j]

@@ -5,7 +5,8 @@ link"); one bottom-up pass (reverse pre-order: children before parents) sums sub
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..parse import TEXT, Dom
 
@@ -15,6 +16,10 @@ class Features:
     text_len: list[int]  # characters of visible text in the subtree (each text node stripped)
     link_len: list[int]  # of which inside <a>
     commas: list[int]  # commas in the subtree's text (also the CJK ones)
+    # Results derived from these aggregates and the same Dom, computed once per page and shared
+    # by the rules that read them (auto._furniture: the article rule, the page-type rules and
+    # listing.page_fallback each walked the whole Dom for the same furniture mask). Read-only.
+    memo: dict[Any, Any] = field(default_factory=dict)
 
 
 def compute(dom: Dom) -> Features:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, compress
 
 from ..parse import TEXT, Dom
 from .features import Features
@@ -54,7 +54,7 @@ def page_fallback(dom: Dom, f: Features, keep: list[bool], kind: str) -> list[bo
     if share is None or not len(dom):
         return keep
     tl = f.text_len
-    kept = sum(tl[j] for j, k in enumerate(keep) if k)
+    kept = sum(compress(tl, keep))  # (a C loop: this runs on every page)
     if kept >= share * tl[dom.body()]:
         return keep  # the page's text outside furniture is no more than all of its text
     if kind in TABLE_GUARD and _keeps_data_table(dom, keep):
@@ -62,7 +62,7 @@ def page_fallback(dom: Dom, f: Features, keep: list[bool], kind: str) -> list[bo
     from .auto import _whole
 
     page = _whole(dom, f, region=False)
-    whole = sum(tl[j] for j, k in enumerate(page) if k)
+    whole = sum(compress(tl, page))
     return page if kept < share * whole else keep
 
 

@@ -29,7 +29,8 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import not_
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -151,31 +152,33 @@ def shape_features(dom: Dom) -> list[float]:
     # group's subtrees only (disjoint: at most n nodes), by list.count/index on slices. Per-node
     # Python loops and many small containers (which wake the garbage collector over the whole
     # Dom) had doubled the classifier's cost.
-    lens = [0 if sk else k for k, sk in zip(map(len, texts), skipped)]  # elements have no text
+    lens = list(map(len, texts))  # elements have no text; skipped nodes (few) are zeroed
+    for i in compress(range(n), skipped):
+        lens[i] = 0
     ct = list(accumulate(lens, initial=0))
     t = ct[n]
     main_i = tags.index("main") if "main" in tags else n
-    main_i = next((i for i in range(main_i) if attrs[i] and attrs[i].get("role") == "main"), main_i)  # type: ignore[union-attr]
+    main_i = next((i for i in compress(range(main_i), attrs) if attrs[i].get("role") == "main"), main_i)  # type: ignore[union-attr]
     if main_i == n:
         main_i = -1
-    pieces = [x for x, sk in zip(texts, skipped) if x and not sk]
+    pieces = list(filter(None, compress(texts, map(not_, skipped))))
     cut = bisect_left(list(accumulate(map(len, pieces))), PAGE_SAMPLE)  # pieces read while fewer chars
     pieces = pieces[:cut + 1]
-    counts: dict[str, int] = {}  # group key (parent, tag, class) -> items, text characters
-    chars: dict[str, int] = {}
-    first: dict[str, int] = {}
+    counts: dict[tuple[int, str, str], int] = {}  # group key (parent, tag, class) -> items, text characters
+    chars: dict[tuple[int, str, str], int] = {}
+    first: dict[tuple[int, str, str], int] = {}
     for i in [i for i, tag in enumerate(tags) if tag in ITEM_TAGS]:
         p = parent[i]
         if skipped[i] or p < 0:
             continue
         at = attrs[i]
-        key = f"{p} {tags[i]} {(at.get('class') or '') if at else ''}"
+        key = (p, tags[i], (at.get("class") or "") if at else "")
         c = counts.get(key, 0)
         if not c:
             first[key] = i
         counts[key] = c + 1
         chars[key] = chars.get(key, 0) + ct[ends[i]] - ct[i]
-    best_key = ""
+    best_key: tuple[int, str, str] | None = None
     best_text = maxcount = n_groups = 0
     for key, c in counts.items():
         if c < GROUP_MIN:
@@ -186,7 +189,7 @@ def shape_features(dom: Dom) -> list[float]:
             best_text, best_key = chars[key], key
     total = t or 1
     x = [0.0] * 14
-    if best_key:
+    if best_key is not None:
         i0 = first[best_key]
         tag0 = tags[i0]
         cls0 = (attrs[i0] or {}).get("class") or ""

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
+from itertools import chain
 
 MAX_CHARS = 100_000
 MAX_SENTENCES = 200
@@ -69,28 +71,22 @@ def summarize(text: str, max_sentences: int = 3) -> str:
         return ""
     if len(sents) <= max_sentences:
         return " ".join(sents)[:MAX_SUMMARY]
-    # chains: prefix -> occurrences, distinct members, sentences holding it
-    occ: dict[str, int] = {}
-    members: dict[str, set[str]] = {}
+    # chains: prefix -> occurrences, distinct members, sentences holding it (counted by C loops:
+    # a set of members per chain cost a third of the summary)
     where: list[set[str]] = []
     lengths: list[int] = []
+    every: list[str] = []
     for s in sents:
         words = [w for w in _WORD.findall(s.lower()) if w not in STOP]
-        keys = set()
-        for w in words:
-            k = w[:CHAIN_PREFIX]
-            occ[k] = occ.get(k, 0) + 1
-            members.setdefault(k, set()).add(w)
-            keys.add(k)
-        where.append(keys)
+        where.append({w[:CHAIN_PREFIX] for w in words})
         lengths.append(max(len(words), 4))
-    df: dict[str, int] = {}
-    for keys in where:
-        for k in keys:
-            df[k] = df.get(k, 0) + 1
+        every += words
+    occ = Counter(w[:CHAIN_PREFIX] for w in every)
+    members = Counter(w[:CHAIN_PREFIX] for w in set(every))
+    df = Counter(chain.from_iterable(where))
     cap = MAX_SHARE * len(sents)
-    strength = {k: float(n - len(members[k])) for k, n in occ.items()
-                if n - len(members[k]) > 0 and (df[k] <= cap or len(sents) < 5)}
+    strength = {k: float(n - members[k]) for k, n in occ.items()
+                if n - members[k] > 0 and (df[k] <= cap or len(sents) < 5)}
     # scores once, then after each pick only the sentences sharing its chains change (an index
     # from chain to sentences): O(total words) in all, not rounds x sentences x words
     norm = [(LEAD[i] if i < len(LEAD) else 1.0) / math.sqrt(lengths[i]) for i in range(len(sents))]
