@@ -315,62 +315,33 @@ def _max_depth_exceeds(html: str, limit: int) -> bool:
 
 
 def _parse_lexbor(html: str, url: str | None) -> Dom:
-    """Lexbor's tree as a Dom: an iterative pre-order walk that appends to the Dom's arrays
-    directly (the _Builder's start/data/close did the same through three method calls a node:
-    ~10% of this walk, the largest part of a page's parse)."""
     from selectolax.lexbor import LexborHTMLParser
 
     tree = LexborHTMLParser(html)
     root = tree.root
-    d = Dom(url=url)
+    b = _Builder(url)
     if root is None:
-        return d
-    tags, parent, depth, ends, text, attrs, skipped = d.tag, d.parent, d.depth, d.end, d.text, d.attrs, d.skipped
-    # A node to open, or the int index of an element to close once its subtree is walked.
-    stack: list[LexborNode | int] = [root]
-    pop, push = stack.pop, stack.append
-    cur, cur_depth, cur_skip = -1, 0, False  # the innermost open element, its children's depth and skip
+        return b.finish()
+    # Iterative pre-order walk; None on the stack marks "close this element".
+    stack: list[LexborNode | None] = [root]
     while stack:
-        node = pop()
-        if isinstance(node, int):
-            ends[node] = len(tags)
-            cur = parent[node]
-            if cur >= 0:
-                cur_depth, cur_skip = depth[cur] + 1, skipped[cur]
+        node = stack.pop()
+        if node is None:
+            b.close()
             continue
         tag = node.tag
         if tag == "-text":
-            t = node.text_content or ""
-            if cur >= 0 and tags[-1] == TEXT and parent[-1] == cur:
-                text[-1] += t  # adjacent character data is one text node
-                continue
-            ends.append(len(tags) + 1)
-            tags.append(TEXT)
-            parent.append(cur)
-            depth.append(cur_depth)
-            text.append(t)
-            attrs.append(None)
-            skipped.append(cur_skip)
+            b.data(node.text_content or "")
             continue
         if tag is None or tag[0] in "-_!":  # comments, doctype
             continue
-        tag = tag.lower()
-        i = len(tags)
-        sk = cur_skip or tag in SKIP_TAGS
-        tags.append(tag)
-        parent.append(cur)
-        depth.append(cur_depth)
-        ends.append(i + 1)
-        text.append("")
-        attrs.append(node.attributes or None)
-        skipped.append(sk)
-        cur, cur_depth, cur_skip = i, cur_depth + 1, sk
-        push(i)
+        b.start(tag.lower(), node.attributes or None)
+        stack.append(None)
         child = node.last_child
         while child is not None:
-            push(child)
+            stack.append(child)
             child = child.prev
-    return show_noscript(d)
+    return show_noscript(b.finish())
 
 
 NOSCRIPT_SHARE = 0.1  # body text outside <noscript> below this share of the text inside: show it
