@@ -293,7 +293,7 @@ def test_redis_lost_during_crawl_pauses_and_loses_nothing(redis_server, tmp_path
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         assert err.count("lost (") == 1 and err.count(" back after ") == 1, err
-        assert len(stored(tmp_path / "w.db")) == 40
+        assert len(stored(tmp_path / "w.db")) == 40, err[-3000:]
         for origin, hits in _requests(sites).items():
             paths = [x for _, x, _ in hits]
             assert sorted(paths) == sorted(set(paths)), (origin, paths)

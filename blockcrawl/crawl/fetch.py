@@ -22,7 +22,8 @@ Guarantees at the wire (each tested against a real server in tests/test_fetch.py
   The connection is closed, never returned to the pool with an unread body.
 * Bounded time. The timeout counts from the moment the connection is had and the gate passed to
   the last body byte (a server that stalls mid-body ends as "timeout"); getting the connection
-  (DNS, TCP connect, waiting for a pool slot) has its own limit of the same length.
+  (DNS, TCP connect, waiting for a pool slot) has its own limit of the same length. Time this
+  process stood still past the deadline is not the server's (wire.Deadline).
 * No automatic redirects unless `follow` (robots.txt only): the engine canonicalises each hop and
   sends it through robots and politeness. With `follow`, every hop passes the gate.
 * Every failure becomes an error kind in FetchResult.error, never an exception.
@@ -46,7 +47,7 @@ from .addresses import AddressPolicy, PolicyResolver, forbidden_reason, policy_m
 from .credentials import Credentials, load_cookies, redact
 from .resolve import StaticResolver
 from .urls import wire_url
-from .wire import _WIRE, _Dropped, _GatedConnector, _headers_sent, _no_resend, _socks_connector, _Wire
+from .wire import _WIRE, Deadline, _Dropped, _GatedConnector, _headers_sent, _no_resend, _socks_connector, _Wire
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -174,7 +175,8 @@ class AiohttpFetcher:
         w: _Wire | None = None
         token = None
         try:
-            async with _timeout(self.timeout) as deadline:
+            async with _timeout(None) as t:
+                deadline = Deadline(t, asyncio.get_running_loop().time() + self.timeout)
                 w = _Wire(gate, on_sent, deadline, self.timeout)
                 token = _WIRE.set(w)
                 try:
@@ -182,6 +184,7 @@ class AiohttpFetcher:
                                                 **self._request_options(url, headers)) as r:
                         await self._read(r, res, accept, limit, truncate)
                 finally:
+                    deadline.cancel()
                     _WIRE.reset(token)
         except BodyTooLarge as e:
             res.error, res.detail, res.body = e.kind, str(e), None

@@ -25,11 +25,55 @@ class _Wire:
     connector and the trace hooks in the caller's task)."""
     gate: Callable[[], Awaitable[None]] | None
     on_sent: Callable[[], None] | None
-    deadline: Any  # the get's asyncio Timeout, rescheduled around the gate
+    deadline: Deadline  # the get's deadline, held while the gate waits
     timeout: float
     t_sent: float = 0.0
     waited: float = 0.0
     sends: int = 0
+
+
+# A deadline callback that runs this much later than it was due means the event loop stood still
+# (a blocking call in its thread): under load callbacks run a few ms late, a stall is seconds.
+STALL = 0.25
+
+
+class Deadline:
+    """One get()'s asyncio Timeout, due at a time of ours, not counting time this process stood
+    still. If the loop's thread blocks past the deadline (a frontier paused on a lost Redis
+    sleeps in it: 11.7 s in a CI run whose pages answered in 0.05 s), the server's answer may be
+    waiting unread in the socket; at the due time the Timeout would cancel the read before it is
+    looked at (asyncio runs the expired timer in the same turn as the socket's callbacks) and
+    the page would fail as "timeout". So the deadline fires only when it runs on time; run late
+    by a stall, it moves out by as long as the stall lasted past it, and the answer is read. A
+    server that does not answer still times out, after the timeout plus the stall.
+    reschedule(None) holds it (the politeness gate's wait); cancel() when the get is over."""
+
+    __slots__ = ("_timeout", "_loop", "_handle", "_when")
+
+    def __init__(self, timeout: Any, when: float) -> None:
+        self._timeout, self._loop = timeout, asyncio.get_running_loop()
+        self._handle: asyncio.TimerHandle | None = None
+        self._when = when
+        self.reschedule(when)
+
+    def reschedule(self, when: float | None) -> None:
+        self.cancel()
+        if when is not None:
+            self._when = when
+            self._handle = self._loop.call_at(when, self._due)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _due(self) -> None:
+        self._handle = None
+        late = self._loop.time() - self._when
+        if late > STALL:
+            self.reschedule(self._loop.time() + late)
+        else:
+            self._timeout.reschedule(self._loop.time())  # expires now: the get ends as a timeout
 
 
 _WIRE: contextvars.ContextVar[_Wire | None] = contextvars.ContextVar("blockcrawl_fetch_wire", default=None)
