@@ -204,8 +204,8 @@ def build_graph(weights: dict[str, np.ndarray], fused: bool = True, split_cls: b
         """MultiHeadAttention, with the padding mask only when some token is padding. ONNX Runtime
         (1.32, CPU) runs its flash-attention kernel only without a mask; with one it writes the
         whole score matrix. An If per layer picks the branch: 1.025x the texts/s at int8 (the
-        vectors unchanged), where the Attention op (QAttention at int8: QKV product inside, no
-        flash kernel) gave 1.02x and a one-dimensional lengths mask 1.01x more (docs/search.md)."""
+        vectors unchanged), where the Attention op (QAttention at int8, the QKV product inside) gave
+        1.02-1.03x, the same vectors (docs/search.md)."""
         counter[0] += 1
         out = f"attention_{counter[0]}"
         branches = {}
