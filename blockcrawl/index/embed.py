@@ -46,7 +46,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384 dimensions) on the CPU, loaded lazily.
 
     precision "int8" (the default): the bundled weights as an ONNX graph with int8 MatMul weights
-    (index.onnx_model, exported once and cached; the [CLS] row of each FFN output stays fp32), run
+    (index.onnx_model, exported once and cached; the [CLS] row of each FFN output quantised apart), run
     by ONNX Runtime: 2.9x the chunks/s of torch fp32 (2 CPUs, quiet), R@5 on all 300 wtq-dev pages within 0.01 of
     fp32 (vector -0.009, hybrid -0.003; docs/search.md), and no torch import
     (a cold `search` loads in ~0.3 s instead of ~3 s). precision "fp32": sentence-transformers on

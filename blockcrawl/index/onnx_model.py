@@ -6,7 +6,8 @@ Why a hand-written graph and not torch.onnx.export: the export needs torch (2-3 
 cost search's cold start is trying to lose) and, with transformers 5, traces attention-mask code
 that warns it "might not generalize". The BERT encoder is 6 identical layers, so writing it takes
 ~100 lines and ~1 s. It is written with ONNX Runtime's fused MultiHeadAttention and BiasGelu
-ops, and LayerNormalization after plain Adds (SkipLayerNormalization measured slower);
+ops, and LayerNormalization after plain Adds (SkipLayerNormalization measured slower); attention
+runs without a mask when no token is padding (ONNX Runtime's flash kernel) and with it otherwise;
 build_graph(fused=False) writes the standard-op graph. It is checked against sentence-transformers' own output
 (tests/test_embed_onnx.py: cosine >= 0.9999 at fp32, >= 0.994 at int8).
 
@@ -31,18 +32,23 @@ from .embed import PRECISIONS
 # bump when the graph written here changes: the cache key includes it. 4: fused ops (MultiHeadAttention,
 # SkipLayerNormalization, BiasGelu), FFN output MatMuls kept fp32 (2 and 3 were experiments left in
 # some caches: skipped so no stale file is picked up). 5: Add + LayerNormalization instead of
-# SkipLayerNormalization (the same quantisation; 1.06x the texts/s at int8, docs/search.md)
-BUILDER_VERSION = 5
-# The int8 model's one fp32 island: the FFN output MatMul of the [CLS] token. Quantising one kind of
+# SkipLayerNormalization (the same quantisation; 1.06x the texts/s at int8, docs/search.md). 6: the
+# [CLS] row's FFN output MatMul int8 too (with its own activation scale), attention without a mask
+# for unpadded input (1.11x v5's texts/s, the same mean error to fp32, docs/search.md)
+BUILDER_VERSION = 6
+# The FFN output MatMul of the [CLS] token runs apart from the other tokens'. Quantising one kind of
 # MatMul at a time (500 wtq-dev chunk texts and questions, cosine error to fp32, 1 - mean cosine):
 # output.dense .0031, intermediate.dense .0016, value .0008, key .00008, attention.output .00007,
 # query .00004; all of them .0057. output.dense's input (the GELU output) is quantised with one scale
 # per run, and in layers 0-3 [CLS] sets it: its largest value is 13-24 against 2-3 for the median
-# token, so every other token got 5-8x coarser steps. Its row goes through an fp32 MatMul of its own
-# (1 x 1536 x 384) and the rest through int8: error .0031 at the speed of all-int8, where keeping the
-# six output.dense MatMuls fp32 gave .0025 at ~0.7x the speed.
+# token, so every other token got 5-8x coarser steps. Its row goes through a MatMul of its own
+# (1 x 1536 x 384) and the rest through another: error .0031 at the speed of all-int8, where keeping
+# the six output.dense MatMuls fp32 gave .0025 at ~0.7x the speed. Builders 4-5 kept the [CLS]
+# MatMul fp32: a 1-row product is bound by reading its weights (2.4 MB a layer in fp32, 0.6 MB in
+# int8), 6% of a text's time; in int8 with the row's own scale it is 1.07x the texts/s at the same
+# mean error (FP32_MATMULS empty; the names stay so one can be listed again).
 SPLIT_CLS = True
-FP32_MATMULS = ("output.dense.cls",)  # as "encoder.layer.{i}.{name}.matmul"
+FP32_MATMULS: tuple[str, ...] = ()  # as "encoder.layer.{i}.{name}.matmul", e.g. "output.dense.cls"
 HEADS = 12
 MS = "com.microsoft"  # ONNX Runtime's contrib ops
 LN_EPS = 1e-12
@@ -175,7 +181,8 @@ def build_graph(weights: dict[str, np.ndarray], fused: bool = True, split_cls: b
     word = node("Gather", [const("word_emb", w["embeddings.word_embeddings.weight"]), "input_ids"])
     pos_table = w["embeddings.position_embeddings.weight"] + w["embeddings.token_type_embeddings.weight"][0]
     seq_len = node("Gather", [node("Shape", ["input_ids"]), const("axis1", np.array(1, dtype=i64))])
-    positions = node("Range", [const("zero_i", np.array(0, dtype=i64)), seq_len, const("one_i", np.array(1, dtype=i64))])
+    one_i = const("one_i", np.array(1, dtype=i64))
+    positions = node("Range", [const("zero_i", np.array(0, dtype=i64)), seq_len, one_i])
     pos = node("Gather", [const("pos_emb", pos_table), positions])
     x = layer_norm(node("Add", [word, pos]), "embeddings.LayerNorm")
 
@@ -187,9 +194,28 @@ def build_graph(weights: dict[str, np.ndarray], fused: bool = True, split_cls: b
     n_layers = 1 + max(int(k.split(".")[2]) for k in w if k.startswith("encoder.layer."))
     if fused:
         mask_i32 = node("Cast", ["attention_mask"], to=TensorProto.INT32)
+        # true when no token is padding (the embedder's case: one unpadded text per run)
+        unpadded = node("Equal", [node("ReduceMin", ["attention_mask"], keepdims=0), one_i])
         thirds = const("qkv_split", np.array([hidden] * 3, dtype=i64))
         zero_1, one_1 = const("zero_1", np.array([0], dtype=i64)), const("one_1", np.array([1], dtype=i64))
         end_1, axis_seq1 = const("end_1", np.array([1 << 62], dtype=i64)), const("axis_seq1", np.array([1], dtype=i64))
+
+    def attention(q: str, k: str, v: str) -> str:
+        """MultiHeadAttention, with the padding mask only when some token is padding. ONNX Runtime
+        (1.32, CPU) runs its flash-attention kernel only without a mask; with one it writes the
+        whole score matrix. An If per layer picks the branch: 1.025x the texts/s at int8 (the
+        vectors unchanged), where the Attention op (QAttention at int8, the QKV product inside) gave
+        1.02-1.03x, the same vectors (docs/search.md)."""
+        counter[0] += 1
+        out = f"attention_{counter[0]}"
+        branches = {}
+        for branch, inputs in (("then_branch", [q, k, v]), ("else_branch", [q, k, v, "", mask_i32])):
+            res = f"{out}_{branch}"
+            mha = helper.make_node("MultiHeadAttention", inputs, [res], name=res, domain=MS, num_heads=HEADS)
+            branches[branch] = helper.make_graph([mha], res, [], [helper.make_tensor_value_info(res, TensorProto.FLOAT, None)])
+        nodes.append(helper.make_node("If", [unpadded], [out], name=out, **branches))
+        return out
+
     for i in range(n_layers):
         p = f"encoder.layer.{i}."
         if fused:
@@ -200,9 +226,7 @@ def build_graph(weights: dict[str, np.ndarray], fused: bool = True, split_cls: b
             counter[0] += 1
             q, k, v = (f"split_{counter[0]}_{j}" for j in range(3))
             nodes.append(helper.make_node("Split", [qkv, thirds], [q, k, v], name=f"split_{counter[0]}", axis=-1))
-            # (the Attention op, QAttention at int8, ran 3% faster, but the quantiser gives its QKV
-            # weights 7-bit range: cosine to fp32 fell from .9952 to .9915 on the shortest test text)
-            ctx = node("MultiHeadAttention", [q, k, v, "", mask_i32], domain=MS, num_heads=HEADS)
+            ctx = attention(q, k, v)
             x = skip_norm(node("MatMul", [ctx, wt_of(p + "attention.output.dense")],
                                name=p + "attention.output.dense.matmul"), x, p + "attention.output")
             h = node("MatMul", [x, wt_of(p + "intermediate.dense")], name=p + "intermediate.dense.matmul")
@@ -281,7 +305,8 @@ def export(mdir: Path, precision: str) -> bytes:
             src, dst = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
             src.write_bytes(data)
             # per-channel int8 weights of the constant MatMuls (attention's Q.K and P.V run inside
-            # MultiHeadAttention, fp32), except FP32_MATMULS (see there).
+            # MultiHeadAttention, fp32), except FP32_MATMULS (see there). The [CLS] row's MatMul is
+            # quantised apart from the other rows', so its activations get a scale of their own.
             # The token table stays fp32 (47 of the 58 MB): in int8 or float16 it loaded ~3x faster
             # but flipped a near-tie (0.006 apart at fp32) of a paraphrase test in tests/test_search.py
             n_layers = 1 + max(int(k.split(".")[2]) for k in weights if k.startswith("encoder.layer."))
