@@ -438,8 +438,9 @@ def _is_word_char(c: str) -> bool:
 def _words_held(terms: frozenset[str], texts: Sequence[str]) -> list[set[str]]:
     """Which of the query's words each text holds (as whole words, case and accents folded as FTS5
     matches them). The texts are joined into one string, lower-cased and folded in one call each,
-    and every word is looked for with str.find, one find per text that holds it: ~1 ms for 200
-    candidate chunks (splitting each text into words and folding them one by one cost ~15 ms)."""
+    and every word is looked for with str.find, one find per text that holds it: half the time of
+    splitting each text into words and folding them (42 against 84 ms a query for ~200 candidates
+    of wtq-dev, alternated at load ~10; a compiled alternation per text was slower still)."""
     out: list[set[str]] = [set() for _ in texts]
     if not terms or not texts:
         return out
