@@ -3,13 +3,17 @@ and heading boost, chosen with leave-some-pages-out and reported on the pages he
 
 Builds the `main` row of bench/tables.py (the crawl's default chunks) for the first --pages pages,
 embeds it through tables.CachedEmbedder, then reads once per question the vector and keyword
-candidate lists search() fuses (top 300 each) and replays blockcrawl.retrieval.hybrid.rank over
+candidate lists search() fuses (top 100 each, its first tier at k 10) and replays blockcrawl.retrieval.hybrid.rank over
 them for every setting of a grid: a setting costs Python over the lists, not a search.
 Folds: the pages in --folds groups by id; a setting is chosen on the other groups' questions (best
 strict R@5, ties to the simpler setting) and scored on the group's own. Reads
 /work/shared/bench/data/wtq-dev (override with --data or BLOCKCRAWL_BENCH_DATA).
 
-Run: PYTHONPATH=. python bench/ranking.py --pages 100 [--folds 5]
+--grid features: the hybrid text boosts (word, idf, block weights) at the shipped fusion; --grid
+gate: the boost's name gate (how much a page the question names less than another is boosted);
+--row plain replays the same grid over plain 200-token chunks (what the block term cannot lift).
+
+Run: PYTHONPATH=. python bench/ranking.py --pages 100 [--folds 5] [--grid features] [--row plain]
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ import tables  # noqa: E402
 
 from blockcrawl.retrieval.hybrid import Ranking, rank  # noqa: E402
 
-N = 300  # candidates per list, as search's middle tier
+N = 100  # candidates per list, as search's first tier (k 10)
 
 
 def candidates(path: Path, queries: list[dict[str, Any]], embedder: Any) -> tuple[list[Any], dict[int, Any]]:
@@ -57,7 +61,7 @@ def score(ranking: Ranking, mode: str, qs: list[dict[str, Any]], lists: list[Any
           url_of: dict[str, str], ntok: dict[int, int]) -> dict[str, float]:
     r1 = r5 = rb = 0
     for q, (text, vec, kw) in zip(qs, lists):
-        hits = rank(ranking, mode, text, vec, kw, info, 10)
+        hits = rank(ranking, mode, text, vec[:N], kw[:N], info, 10)
         a = tables.norm(q["answer"])
         good = [info[c].url == url_of[q["page"]] and a in tables.norm(info[c].text) for c in hits]
         r1 += any(good[:1])
@@ -72,6 +76,22 @@ def score(ranking: Ranking, mode: str, qs: list[dict[str, Any]], lists: list[Any
                 break
     n = max(1, len(qs))
     return {"R@1": r1 / n, "R@5": r5 / n, "R@budget": rb / n}
+
+
+def feature_grid(mode: str) -> list[Ranking]:
+    """The hybrid text boosts crossed at the shipped fusion, title boost and per-page rule: the
+    query's words beyond the title in the chunk (plain, by rarity) and in its block."""
+    out = []
+    words = (0.0, 1.0, 2.0) if mode == "hybrid" else (0.0,)
+    blocks = (0.0, 1.0, 2.0) if mode == "hybrid" else (0.0,)
+    for ww, iw, bw in itertools.product(words, words, blocks):
+        out.append(Ranking(word_weight=ww, idf_weight=iw, block_weight=bw))
+    return out
+
+
+def gate_grid(mode: str) -> list[Ranking]:
+    """The hybrid text boost's name gate (Ranking.name_gate; 0: every page's chunks boosted alike)."""
+    return [Ranking(name_gate=g) for g in ((0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 32.0) if mode == "hybrid" else (2.0,))]
 
 
 def grid(mode: str) -> list[Ranking]:
@@ -93,6 +113,10 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--modes", default="vector,hybrid")
     ap.add_argument("--reuse", action="store_true", help="reuse the last run's candidate lists for these pages")
+    ap.add_argument("--row", default="main", help="the bench/tables.py row whose chunks are ranked (main, plain)")
+    ap.add_argument("--grid", default="fusion", choices=("fusion", "features", "gate"),
+                    help="fusion: RRF k x weights x title x per_page; features: the boosts at the shipped "
+                    "fusion; gate: the boost's name gate")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "blockcrawl-bench-emb.sqlite")
     args = ap.parse_args()
     from blockcrawl.chunk.tokenize import default_tokenizer
@@ -100,13 +124,13 @@ def main() -> None:
     pages, queries = tables.load(args.data, args.pages)
     url_of = {pid: url for pid, url, _ in pages}
     emb = tables.CachedEmbedder(args.cache)
-    saved = Path(tempfile.gettempdir()) / f"blockcrawl-bench-candidates-{args.pages}.pickle"
+    saved = Path(tempfile.gettempdir()) / f"blockcrawl-bench-candidates-{args.row}-{args.pages}.pickle"
     if args.reuse and saved.exists():  # the lists of the last run (same code, same pages)
         res, lists, info = pickle.loads(saved.read_bytes())
         t = time.perf_counter()
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            res = tables.evaluate("main", tables.pipeline_row("main"), pages, queries, [], Path(tmp), emb,
+            res = tables.evaluate(args.row, tables.available_rows()[args.row], pages, queries, [], Path(tmp), emb,
                                   keep_store=True)
             path = Path(res.pop("store"))
             t = time.perf_counter()
@@ -118,7 +142,7 @@ def main() -> None:
     order = sorted(url_of)
     fold_of = {pid: i * args.folds // len(order) for i, pid in enumerate(order)}
     for mode in [m for m in args.modes.split(",") if m]:
-        settings = grid(mode)
+        settings = {"fusion": grid, "features": feature_grid, "gate": gate_grid}[args.grid](mode)
         if Ranking() not in settings:
             settings.append(Ranking())
         table = {s: [score(s, mode, [q for q in queries if fold_of[q["page"]] == f],

@@ -94,3 +94,70 @@ def test_vector_mode_breaks_near_ties_by_the_query_words_in_the_text():
     assert rank(Ranking(), "vector", "role in octane", near, [], info, 3)[0] == 2
     far = [(1, 0.80), (3, 0.62), (2, 0.60)]
     assert rank(Ranking(), "vector", "role in octane", far, [], info, 3)[0] == 1
+
+
+def test_hybrid_lifts_the_chunk_holding_the_query_words_beyond_the_title():
+    # The page's prose says its title's words over and over and leads both lists; the answer row
+    # is in a table chunk further down, the only chunk of the page saying "octane".
+    title = "Mischa Barton"
+    prose = "Mischa Barton's breakthrough role came early; Barton has worked on stage and screen since."
+    table = "Film: Year | Title | Role | Notes\n2001 | Lost and Delirious | Mary\n2003 | Octane | Natasha"
+    info = {1: StoredChunk(1, "a", ("Career",), prose, title, 1, 1, 0),
+            2: StoredChunk(2, "a", ("Career",), prose + " More.", title, 1, 1, 1),
+            3: StoredChunk(3, "a", ("Filmography", "Film"), table, title, 1, 2, 0),
+            4: StoredChunk(4, "b", (), "Octane ratings of fuels.", "Octane rating", 2, 0, 0)}
+    vec = [(1, 0.70), (2, 0.69), (4, 0.6), (3, 0.58)]
+    kw = [(1, 9.0), (2, 8.5), (4, 8.0), (3, 7.0)]
+    query = "Mischa Barton: what role did mischa barton play in the movie octane?"
+    off = Ranking(word_weight=0.0, idf_weight=0.0, block_weight=0.0)
+    assert rank(off, "hybrid", query, vec, kw, info, 4)[0] == 1
+    assert rank(Ranking(), "hybrid", query, vec, kw, info, 4)[0] == 3
+    # vector mode keeps its own text boost, unchanged
+    assert rank(Ranking(), "vector", query, vec, kw, info, 4) == rank(off, "vector", query, vec, kw, info, 4)
+
+
+def test_words_in_a_chunks_block_lift_it_over_an_equal_chunk_of_another_block():
+    # two table chunks of one page tie and hold none of the question's words; a sibling of the
+    # first (same block: the table's first rows) holds "championships", so its rows go first
+    title = "Madison, Wisconsin"
+    info = {1: StoredChunk(1, "a", ("Parks",), "Parks: Name | Acres\nOlbrich | 16\nVilas | 62", title, 1, 5, 0),
+            2: StoredChunk(2, "a", ("Teams",), "Teams: Club | League\nMallards | NL\nMustangs | IFL", title, 1, 7, 1),
+            3: StoredChunk(3, "a", ("Teams",), "Teams: Club | Championships\nEagles | 9", title, 1, 7, 0)}
+    vec = [(3, 0.5), (1, 0.45), (2, 0.45)]
+    kw = [(3, 5.0)]
+    query = "which team has the most championships?"
+    assert rank(Ranking(block_weight=0.0), "hybrid", query, vec, kw, info, 3)[1:] == [1, 2]
+    assert rank(Ranking(), "hybrid", query, vec, kw, info, 3)[1:] == [2, 1]
+
+
+def test_words_held_matches_whole_words_folded_as_fts5():
+    from blockcrawl.retrieval.hybrid import _words_held
+
+    terms = frozenset({"zurich", "play", "octane", "2003"})
+    texts = ["Played in Zürich", "play-offs", "octanes", "2003|Octane", "", "ZURICH"]
+    assert _words_held(terms, texts) == [{"zurich"}, {"play"}, set(), {"2003", "octane"}, set(), {"zurich"}]
+    assert _words_held(frozenset(), texts) == [set()] * len(texts)
+
+
+def test_the_word_boost_goes_to_the_page_the_question_names():
+    # "Who published The Last Observatory?": the book's own record says "Publisher", not
+    # "published", so the query's words beyond its title are in none of its chunks; another book's
+    # "customers also bought" box and a category card hold "Last Observatory", words beyond THEIR
+    # titles. Ungated, the boost lifts both over the named book's page (the fixture shop: 50 of 50
+    # books found in the top 5 without the boost, 2 of 50 with it ungated); gated by how much of
+    # the question each page's title holds, they gain nothing.
+    rec = "The Last Observatory — Author: Ada Byrne | Publisher: Zebra Books | ISBN-13: 978-0-1234-5678-9"
+    info = {1: StoredChunk(1, "a", ("The Last Observatory",), rec, "The Last Observatory", 1, 0, 0),
+            2: StoredChunk(2, "b", ("Customers also bought",),
+                           "Customers also bought: The Last Observatory £19.99\nThe Gilded Harbour £9.00",
+                           "The Gilded Winter", 2, 3, 0),
+            3: StoredChunk(3, "c", ("The Last Observatory",),
+                           "The Last Observatory: In a border village, a village schoolteacher finds a map.",
+                           "Travel", 3, 4, 0)}
+    vec = [(1, 0.71), (2, 0.70), (3, 0.69)]
+    kw = [(2, 6.0), (1, 5.0), (3, 4.0)]
+    query = "Who published The Last Observatory?"
+    off = Ranking(word_weight=0.0, idf_weight=0.0, block_weight=0.0)
+    assert rank(off, "hybrid", query, vec, kw, info, 3)[0] == 1
+    assert rank(Ranking(name_gate=0.0), "hybrid", query, vec, kw, info, 3)[0] != 1
+    assert rank(Ranking(), "hybrid", query, vec, kw, info, 3)[0] == 1

@@ -14,7 +14,7 @@ from blockcrawl.index import Embedder, MiniLMEmbedder, NotIndexed, StoreMissing,
 from blockcrawl.index.ann import ann_paths
 from blockcrawl.index.ann import available as ann_available
 from blockcrawl.retrieval import Hit, SearchError, search
-from blockcrawl.retrieval.hybrid import RRF_K, VECTOR_WEIGHT
+from blockcrawl.retrieval.hybrid import RANKING, RRF_K, VECTOR_WEIGHT
 from blockcrawl.store import Store
 
 from .search_pages import COOKING, PAGE1, PAGES, fill, indexed
@@ -89,7 +89,10 @@ def test_hybrid_fuses_ranks(reader):
     assert top(hits) == ["Asia Countries", "India"]
     h = hits[0]
     assert h.vector_rank == 1 and h.keyword_rank == 1
-    assert h.score == pytest.approx((VECTOR_WEIGHT + 1) / (RRF_K + 1), abs=1e-6)  # RRF, first in both lists, no title word
+    # RRF, first in both lists, no title word; plus the text boost for the query's words in the chunk
+    rrf = (VECTOR_WEIGHT + 1) / (RRF_K + 1)
+    r = RANKING
+    assert rrf < h.score <= rrf + (r.word_weight + r.idf_weight + r.block_weight) / (RRF_K + 1) + 1e-6
     assert [x.score for x in hits] == sorted((x.score for x in hits), reverse=True)
     assert len(search(reader, "country", 2, "hybrid")) == 2
 
