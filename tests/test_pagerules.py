@@ -169,3 +169,69 @@ def test_docs_rule_keeps_the_body_and_drops_its_navigation_boxes():
     assert "Previous: read()" not in text and "Last modified" not in text and "Examples" not in text
     region = _text(html, "region")
     assert "Previous: read()" in region and "Last modified" in region
+
+
+def service_page() -> str:
+    sections = "".join(
+        f"<section><h2>Boiler plan {i}</h2><p>We design and maintain heating systems of size {i} for "
+        f"homes and offices across the county, one engineer from start to end.</p>"
+        f"<a href='/plan{i}'>Learn more</a></section>" for i in range(4))
+    hero = ("<div class='hero'><h1>Heating you can trust</h1><p>Twenty years of installing, servicing "
+            "and repairing boilers for families and small businesses in the valley.</p>"
+            "<div><a href='/visit'>Book a visit</a><a class='btn-primary' href='/prices'>Prices</a></div></div>")
+    quote = ("<blockquote class='slide'><p>They replaced our old boiler in a single day and left the "
+             "house cleaner than they found it, a team we will call again.</p><p>Maria Lopez, Riverside</p>"
+             "</blockquote>")
+    tail = ("<p>Not sure which plan fits? Read our <a href='/guide'>buying guide</a> first.</p>"
+            "<div><a href='/repairs'>Boiler repairs</a></div>")
+    return (f"<html><head><title>Heating plans</title></head><body>{NAV}<main>{hero}{sections}"
+            f"{quote}{quote}{tail}</main>{FOOTER}</body></html>")
+
+
+def test_service_page_drops_its_calls_to_action_and_sentences_said_twice(monkeypatch):
+    """A service page's buttons ("Learn more" under every section, a link opening with a call's verb, a link named a button) and
+    a carousel's cloned slide go; a link inside a sentence and a link naming a service stay."""
+    from blockcrawl.extraction import nfas
+
+    monkeypatch.setattr(nfas, "page_type", lambda dom, keep: "service")
+
+    def text() -> str:
+        dom = load(service_page())
+        return main_content(dom, keep=auto.select(dom))[1]
+
+    got = text()
+    assert all(f"heating systems of size {i}" in got for i in range(4))
+    assert "Twenty years of installing" in got
+    for cta in ("Learn more", "Book a visit", "Prices"):
+        assert cta not in got, cta
+    assert "Read our buying guide first" in " ".join(got.split())
+    assert "Boiler repairs" in got
+    assert got.count("replaced our old boiler") == 1 and got.count("Maria Lopez") == 1
+    # without the rule: every section's button and both slides were the page's text
+    monkeypatch.setattr(pagerules, "SERVICE_KINDS", frozenset())
+    before = text()
+    assert before.count("Learn more") == 4 and "Book a visit" in before and "Prices" in before
+    assert before.count("replaced our old boiler") == 2 and before.count("Maria Lopez") == 2
+
+
+def test_repeated_blocks_drop_second_copies_not_wrappers_or_short_repeats():
+    """The second copy of a block goes whole; the first copy's wrappers (same text) stay, and so
+    do a block under REPEAT_CHARS and a text node said twice in different blocks."""
+    quote = "<p>A long sentence of praise for the team that fixed our heating in a day.</p><p>Ann, Leeds</p>"
+    html = (f"<div id='a'><div><div class='slide'>{quote}</div></div></div><div class='slide'>{quote}</div>"
+            "<div><p>Yes</p><p>Plan A</p></div><div><p>Yes</p><p>Plan A</p></div>"
+            f"<div><p>A long sentence of praise for the team that fixed our heating in a day.</p><p>Bob</p></div>")
+    dom = load(html)
+    keep = pagerules.repeated_blocks(dom, [True] * len(dom))
+    said = [dom.text[j] for j in range(len(dom)) if keep[j] and dom.text[j].strip()]
+    assert said.count("Ann, Leeds") == 1
+    assert said.count("Plan A") == 2  # 11 characters: under the limit
+    assert said.count("Bob") == 1 and len([t for t in said if t.startswith("A long sentence")]) == 2
+
+
+def test_calls_to_action_are_a_service_rule(monkeypatch):
+    from blockcrawl.extraction import nfas
+
+    monkeypatch.setattr(nfas, "page_type", lambda dom, keep: "article")
+    dom = load(service_page())
+    assert "Learn more" in main_content(dom, keep=auto.select(dom))[1]

@@ -210,6 +210,10 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
         keep = listing.page_fallback(dom, f, keep, kind)
         if kind in listing.CONTROL_KINDS:
             keep = listing.drop_controls(dom, f, keep)
+        from . import pagerules
+
+        if kind in pagerules.SERVICE_KINDS:
+            keep = pagerules.service(dom, keep)
     return keep
 
 
