@@ -230,6 +230,31 @@ def test_unclosed_paragraphs_are_not_deep_nesting():
     assert _max_depth_exceeds("<body>" + "<SPAN>x" * 5000, DEEP_LIMIT)
 
 
+def test_depth_check_reads_tags_as_the_lazy_pattern_did():
+    # the depth check's tag pattern reads each character once (possessive runs); it must find the
+    # same tags, names and self-closing marks as the lazy `[^<>]*?(/?)>` it replaced
+    import re
+
+    from blockcrawl.parse.dom import _TAG_RE
+
+    lazy = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
+    cases = ["<br/>", "<a//>", "<x/ >", "<p class='a/b'>t</p>", "<img src=x/>", "<a href=/>",
+             "<div a='1' / >", "</p/>", "<b>x<i>y</b>", "<a <b>", "<a", "<9>", "< a>", "<A1B2/>",
+             "<p>a > b</p>", "<img//src=x//>", "<svg/><path d='M0/0'/></svg>", "<a/ b/>"]
+    for html in cases + ["".join(cases)]:
+        got = [(e, t, bool(c)) for e, t, c in _TAG_RE.findall(html)]
+        assert got == [(e, t, bool(c)) for e, t, c in lazy.findall(html)], html
+
+
+def test_depth_check_is_linear_on_unterminated_tags():
+    from blockcrawl.parse.dom import _max_depth_exceeds
+
+    # one long unterminated tag name or body, then many tags: each character read once
+    small = "<" + "a" * 20_000 + "<p>x" * 2500
+    big = "<" + "a" * 80_000 + "<p>x" * 10_000
+    assert growth(lambda h: _max_depth_exceeds(h, DEEP_LIMIT), small, big) < 8
+
+
 def test_linear_builder_reads_attributes_comments_and_raw_text():
     html = ("<body>" + "<div class='c' id=\"d&amp;\">" * (DEEP_LIMIT + 5)
             + "<!-- <p>hidden</p> --><script>if (a < b) { x = '</div>' }</script>"
