@@ -299,7 +299,8 @@ def _max_depth_exceeds(html: str, limit: int) -> bool:
     if html.count("<") < limit:  # nesting limit deep takes at least limit start tags
         return False
     stack: list[str] = []
-    for end, tag, closed in _TAG_RE.findall(html):  # (a list of str tuples: cheaper than matches)
+    for m in _TAG_RE.finditer(html):  # (findall's tuples, all alive at once, woke the collector)
+        end, tag, closed = m.groups()
         tag = tag.lower()
         if end:
             if stack and stack[-1] == tag:  # most end tags close the innermost element
