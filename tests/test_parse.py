@@ -114,6 +114,25 @@ def test_dom_arrays_are_consistent():
     assert dom.path(dom.find("p")) == "html/body/div/p"
 
 
+
+def test_skipped_is_every_node_inside_a_skipped_element():
+    # skipped is set at the build's end by slices over the skipped elements' subtrees: the same as
+    # "a SKIP_TAGS element, or a node whose parent is skipped", for both builders, with skipped
+    # elements nested, side by side, and as the last nodes of the page
+    from blockcrawl.parse.dom import SKIP_TAGS, _parse_linear
+
+    html = ("<html><head><title>t</title><style>a{}</style></head><body><p>a<svg><g><text>s</text>"
+            "<math>m</math></g></svg>b</p><select><option>o</select><div><template><p>x</p></template>"
+            "<i>c</i></div><canvas>k</canvas><noscript><p>n<script>q</script></p></noscript><p>end"
+            "<script>z</script>")
+    for dom in (parse_html(html), _parse_linear(html, None)):
+        for i in range(len(dom)):
+            p = dom.parent[i]
+            inside = (dom.tag[i] != TEXT and dom.tag[i] in SKIP_TAGS) or (p >= 0 and dom.skipped[p])
+            assert dom.skipped[i] == inside, (i, dom.tag[i])
+        assert any(dom.skipped) and not all(dom.skipped)
+
+
 # ---------------------------------------------------------------------------- binary bodies
 def _random_bytes(n: int, seed: int = 7) -> bytes:
     import random
