@@ -14,8 +14,8 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from itertools import compress
 from html import unescape as _unescape
+from itertools import compress
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
