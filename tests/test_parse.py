@@ -265,6 +265,21 @@ def test_depth_check_reads_tags_as_the_lazy_pattern_did():
         assert got == [(e, t, bool(c)) for e, t, c in lazy.findall(html)], html
 
 
+def test_long_tag_scan_finds_what_the_character_class_found():
+    # cap_attributes' long-tag pattern reads "no '>' then no '<'" with one-character runs: the same
+    # matches as the two-character class it replaced
+    import re
+
+    from blockcrawl.parse.dom import _LONG_TAG_RE, MAX_ELEMENT_ATTRS
+
+    k = 2 * MAX_ELEMENT_ATTRS - 1
+    before = re.compile(r"<[A-Za-z][^<>]{%d}" % k)
+    cases = ["<a " + "x=1 " * k + ">", "<a " + "x " * 1000 + "<b>" + "y " * k, "<a" + "b" * k + ">" + "<" * 3,
+             "<p>" + "t" * 2 * k + "<a" + "c" * (k - 1) + ">", "<" + "z" * k, "</a" + "d" * 2 * k, "<a" + "e" * k]
+    for html in cases + ["".join(cases)]:
+        assert [m.span() for m in _LONG_TAG_RE.finditer(html)] == [m.span() for m in before.finditer(html)]
+
+
 def test_depth_check_is_linear_on_unterminated_tags():
     from blockcrawl.parse.dom import _max_depth_exceeds
 
