@@ -273,7 +273,7 @@ def test_long_tag_scan_finds_what_the_character_class_found():
     from blockcrawl.parse.dom import _LONG_TAG_RE, MAX_ELEMENT_ATTRS
 
     k = 2 * MAX_ELEMENT_ATTRS - 1
-    before = re.compile(r"<[A-Za-z][^<>]{%d}" % k)
+    before = re.compile(f"<[A-Za-z][^<>]{{{k}}}")
     cases = ["<a " + "x=1 " * k + ">", "<a " + "x " * 1000 + "<b>" + "y " * k, "<a" + "b" * k + ">" + "<" * 3,
              "<p>" + "t" * 2 * k + "<a" + "c" * (k - 1) + ">", "<" + "z" * k, "</a" + "d" * 2 * k, "<a" + "e" * k]
     for html in cases + ["".join(cases)]:

@@ -178,7 +178,7 @@ HEAVY_PAGE = 50 * MAX_ELEMENT_ATTRS ** 2
 # Written as "no '>' in the next run, then no '<' in it": sre counts a run of one excluded
 # character in a tight loop, a two-character class one call per character (4x the time; the scan
 # was ~4% of extract() on aeb). A short tag fails at its '>' before any '<' is looked for.
-_LONG_TAG_RE = re.compile(r"<[A-Za-z](?=[^>]{%d})[^<]{%d}" % ((2 * MAX_ELEMENT_ATTRS - 1,) * 2))
+_LONG_TAG_RE = re.compile(f"<[A-Za-z](?=[^>]{{{2 * MAX_ELEMENT_ATTRS - 1}}})[^<]{{{2 * MAX_ELEMENT_ATTRS - 1}}}")
 # Elements whose content is raw text: a "<x" inside a script is no tag (eBay's inline scripts
 # hold 160 KB runs of that shape), so nothing inside them is touched.
 _RAW_RE = re.compile(r"<(/?)(script|style|textarea|xmp|noembed|noframes|iframe|title)\b", re.IGNORECASE)
