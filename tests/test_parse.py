@@ -313,3 +313,49 @@ def test_block_elements_separate_words_inline_ones_do_not():
     # (a data table now: its cells are joined by " | ", test_tables.py)
     assert extract_text(table) == "one two three"
     assert [w for w in extract_blocks(table)[0].text.split() if w != "|"] == ["one", "two", "three"]
+
+
+def _show_noscript_node_by_node(d):  # the definition show_noscript's slices and C loops must match
+    from blockcrawl.parse.dom import NOSCRIPT_MIN, NOSCRIPT_SHARE, SKIP_TAGS
+
+    tags, texts, parent, skipped = d.tag, d.text, d.parent, list(d.skipped)
+    inside = [False] * len(tags)
+    shown = hidden = 0
+    for i in range(len(tags)):
+        p = parent[i]
+        if tags[i] == "noscript":
+            inside[i] = p >= 0 and not skipped[p]
+        elif p >= 0:
+            inside[i] = inside[p]
+        if tags[i] == TEXT:
+            k = len(texts[i].strip())
+            if inside[i]:
+                hidden += k
+            elif not skipped[i]:
+                shown += k
+    if hidden < NOSCRIPT_MIN or shown >= NOSCRIPT_SHARE * hidden:
+        return skipped
+    for i in range(len(tags)):
+        if inside[i]:
+            t = tags[i]
+            skipped[i] = False if t == "noscript" else ((t in SKIP_TAGS and t != TEXT) or skipped[parent[i]])
+    return skipped
+
+
+def test_show_noscript_matches_its_node_by_node_definition():
+    # (the lexbor Dom has been through show_noscript once already: a second pass must agree too)
+    from blockcrawl.parse.dom import _parse_linear, show_noscript
+
+    long = "Words of the page that only shows without JavaScript. " * 8
+    pages = [
+        f"<body><noscript><p>{long}</p><noscript><p>inner {long}</p></noscript><script>x</script></noscript></body>",
+        f"<body><p>short</p><noscript><div><p>{long}</p></div></noscript><noscript>{long}</noscript></body>",
+        f"<html><head><noscript>{long}</noscript></head><body><noscript><p>{long}</p></noscript></body></html>",
+        f"<body><p>{long}</p><noscript><p>{long}</p></noscript></body>",
+        "<body>" + "<noscript>" * 50 + long + "</noscript>" * 50 + "</body>",
+        f"<body><noscript>hi</noscript><svg><noscript>{long}</noscript></svg></body>",
+    ]
+    for html in pages:
+        for d in (parse_html(html), _parse_linear(html, None)):
+            want = _show_noscript_node_by_node(d)
+            assert show_noscript(d).skipped == want, html

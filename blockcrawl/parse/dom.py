@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from html import unescape as _unescape
 from itertools import compress
+from operator import not_, or_
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -395,21 +396,29 @@ def show_noscript(d: Dom) -> Dom:
     if "noscript" not in tags:
         return d
     n = len(tags)
-    inside = [False] * n  # inside a <noscript> that is not itself inside another skipped element
-    shown = hidden = 0
-    for i in range(n):
+    ends = d.end
+    # inside a <noscript> that is not itself inside another skipped element: the subtrees of the
+    # noscripts under an unskipped parent, minus those of the noscripts inside them, by slices
+    # (a noscript in a cleared subtree is in it already: O(n) in all); the text counts by C loops
+    inside = [False] * n
+    noscripts = list(compress(range(n), map("noscript".__eq__, tags)))
+    out = []
+    for i in noscripts:
         p = parent[i]
-        if tags[i] == "noscript":
-            inside[i] = p >= 0 and not skipped[p]
-        elif p >= 0:
-            inside[i] = inside[p]
-        if tags[i] == TEXT:
-            k = len(texts[i].strip())
-            if inside[i]:
-                hidden += k
-            elif not skipped[i]:
-                shown += k
-    if hidden < NOSCRIPT_MIN or shown >= NOSCRIPT_SHARE * hidden:
+        if p >= 0 and not skipped[p]:
+            inside[i:ends[i]] = [True] * (ends[i] - i)
+        else:
+            out.append(i)
+    covered = 0
+    for i in out:
+        if i >= covered and inside[i]:
+            covered = ends[i]
+            inside[i:covered] = [False] * (covered - i)
+    hidden = sum(map(len, map(str.strip, compress(texts, inside))))  # (an element's text is "")
+    if hidden < NOSCRIPT_MIN:
+        return d
+    shown = sum(map(len, map(str.strip, compress(texts, map(not_, map(or_, skipped, inside))))))
+    if shown >= NOSCRIPT_SHARE * hidden:
         return d
     for i in range(n):
         if inside[i]:
