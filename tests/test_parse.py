@@ -114,6 +114,25 @@ def test_dom_arrays_are_consistent():
     assert dom.path(dom.find("p")) == "html/body/div/p"
 
 
+
+def test_skipped_is_every_node_inside_a_skipped_element():
+    # skipped is set at the build's end by slices over the skipped elements' subtrees: the same as
+    # "a SKIP_TAGS element, or a node whose parent is skipped", for both builders, with skipped
+    # elements nested, side by side, and as the last nodes of the page
+    from blockcrawl.parse.dom import SKIP_TAGS, _parse_linear
+
+    html = ("<html><head><title>t</title><style>a{}</style></head><body><p>a<svg><g><text>s</text>"
+            "<math>m</math></g></svg>b</p><select><option>o</select><div><template><p>x</p></template>"
+            "<i>c</i></div><canvas>k</canvas><noscript><p>n<script>q</script></p></noscript><p>end"
+            "<script>z</script>")
+    for dom in (parse_html(html), _parse_linear(html, None)):
+        for i in range(len(dom)):
+            p = dom.parent[i]
+            inside = (dom.tag[i] != TEXT and dom.tag[i] in SKIP_TAGS) or (p >= 0 and dom.skipped[p])
+            assert dom.skipped[i] == inside, (i, dom.tag[i])
+        assert any(dom.skipped) and not all(dom.skipped)
+
+
 # ---------------------------------------------------------------------------- binary bodies
 def _random_bytes(n: int, seed: int = 7) -> bytes:
     import random
@@ -230,6 +249,46 @@ def test_unclosed_paragraphs_are_not_deep_nesting():
     assert _max_depth_exceeds("<body>" + "<SPAN>x" * 5000, DEEP_LIMIT)
 
 
+def test_depth_check_reads_tags_as_the_lazy_pattern_did():
+    # the depth check's tag pattern reads each character once (possessive runs); it must find the
+    # same tags, names and self-closing marks as the lazy `[^<>]*?(/?)>` it replaced
+    import re
+
+    from blockcrawl.parse.dom import _TAG_RE
+
+    lazy = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
+    cases = ["<br/>", "<a//>", "<x/ >", "<p class='a/b'>t</p>", "<img src=x/>", "<a href=/>",
+             "<div a='1' / >", "</p/>", "<b>x<i>y</b>", "<a <b>", "<a", "<9>", "< a>", "<A1B2/>",
+             "<p>a > b</p>", "<img//src=x//>", "<svg/><path d='M0/0'/></svg>", "<a/ b/>"]
+    for html in cases + ["".join(cases)]:
+        got = [(e, t, bool(c)) for e, t, c in _TAG_RE.findall(html)]
+        assert got == [(e, t, bool(c)) for e, t, c in lazy.findall(html)], html
+
+
+def test_long_tag_scan_finds_what_the_character_class_found():
+    # cap_attributes' long-tag pattern reads "no '>' then no '<'" with one-character runs: the same
+    # matches as the two-character class it replaced
+    import re
+
+    from blockcrawl.parse.dom import _LONG_TAG_RE, MAX_ELEMENT_ATTRS
+
+    k = 2 * MAX_ELEMENT_ATTRS - 1
+    before = re.compile(f"<[A-Za-z][^<>]{{{k}}}")
+    cases = ["<a " + "x=1 " * k + ">", "<a " + "x " * 1000 + "<b>" + "y " * k, "<a" + "b" * k + ">" + "<" * 3,
+             "<p>" + "t" * 2 * k + "<a" + "c" * (k - 1) + ">", "<" + "z" * k, "</a" + "d" * 2 * k, "<a" + "e" * k]
+    for html in cases + ["".join(cases)]:
+        assert [m.span() for m in _LONG_TAG_RE.finditer(html)] == [m.span() for m in before.finditer(html)]
+
+
+def test_depth_check_is_linear_on_unterminated_tags():
+    from blockcrawl.parse.dom import _max_depth_exceeds
+
+    # one long unterminated tag name or body, then many tags: each character read once
+    small = "<" + "a" * 20_000 + "<p>x" * 2500
+    big = "<" + "a" * 80_000 + "<p>x" * 10_000
+    assert growth(lambda h: _max_depth_exceeds(h, DEEP_LIMIT), small, big) < 8
+
+
 def test_linear_builder_reads_attributes_comments_and_raw_text():
     html = ("<body>" + "<div class='c' id=\"d&amp;\">" * (DEEP_LIMIT + 5)
             + "<!-- <p>hidden</p> --><script>if (a < b) { x = '</div>' }</script>"
@@ -254,3 +313,49 @@ def test_block_elements_separate_words_inline_ones_do_not():
     # (a data table now: its cells are joined by " | ", test_tables.py)
     assert extract_text(table) == "one two three"
     assert [w for w in extract_blocks(table)[0].text.split() if w != "|"] == ["one", "two", "three"]
+
+
+def _show_noscript_node_by_node(d):  # the definition show_noscript's slices and C loops must match
+    from blockcrawl.parse.dom import NOSCRIPT_MIN, NOSCRIPT_SHARE, SKIP_TAGS
+
+    tags, texts, parent, skipped = d.tag, d.text, d.parent, list(d.skipped)
+    inside = [False] * len(tags)
+    shown = hidden = 0
+    for i in range(len(tags)):
+        p = parent[i]
+        if tags[i] == "noscript":
+            inside[i] = p >= 0 and not skipped[p]
+        elif p >= 0:
+            inside[i] = inside[p]
+        if tags[i] == TEXT:
+            k = len(texts[i].strip())
+            if inside[i]:
+                hidden += k
+            elif not skipped[i]:
+                shown += k
+    if hidden < NOSCRIPT_MIN or shown >= NOSCRIPT_SHARE * hidden:
+        return skipped
+    for i in range(len(tags)):
+        if inside[i]:
+            t = tags[i]
+            skipped[i] = False if t == "noscript" else ((t in SKIP_TAGS and t != TEXT) or skipped[parent[i]])
+    return skipped
+
+
+def test_show_noscript_matches_its_node_by_node_definition():
+    # (the lexbor Dom has been through show_noscript once already: a second pass must agree too)
+    from blockcrawl.parse.dom import _parse_linear, show_noscript
+
+    long = "Words of the page that only shows without JavaScript. " * 8
+    pages = [
+        f"<body><noscript><p>{long}</p><noscript><p>inner {long}</p></noscript><script>x</script></noscript></body>",
+        f"<body><p>short</p><noscript><div><p>{long}</p></div></noscript><noscript>{long}</noscript></body>",
+        f"<html><head><noscript>{long}</noscript></head><body><noscript><p>{long}</p></noscript></body></html>",
+        f"<body><p>{long}</p><noscript><p>{long}</p></noscript></body>",
+        "<body>" + "<noscript>" * 50 + long + "</noscript>" * 50 + "</body>",
+        f"<body><noscript>hi</noscript><svg><noscript>{long}</noscript></svg></body>",
+    ]
+    for html in pages:
+        for d in (parse_html(html), _parse_linear(html, None)):
+            want = _show_noscript_node_by_node(d)
+            assert show_noscript(d).skipped == want, html

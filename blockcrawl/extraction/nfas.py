@@ -102,7 +102,10 @@ _HEADS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # _TEXT_DATE on lower-cased text, each match starting at a month's initial or a digit: the
 # lookahead skips other positions (0.41 ms a wcxb-dev page median vs 1.13 ms with re.I)
 _PAGE_DATE = re.compile(r"(?=[adfjmnos]|\d)(?:" + _TEXT_DATE.pattern + ")")
-_PRICE = re.compile(r"(?=[$€£¥]|\d)(?:[$€£¥]\s?\d|\d(?:[.,]\d\d)\s?(?:€|eur\b|usd\b|gbp\b|kr\b))")
+# A price: a currency sign before a digit, or a digit, [.,], two digits and a currency after. The
+# first character is read by a class (sre then skips to the next candidate in C; a lookahead
+# there made it enter the pattern at every character: 1.6x the time), the rest behind it.
+_PRICE = re.compile(r"[$€£¥\d](?:(?<=[$€£¥])\s?\d|(?<=\d)[.,]\d\d\s?(?:€|eur\b|usd\b|gbp\b|kr\b))")
 
 
 def _log(n: float) -> float:

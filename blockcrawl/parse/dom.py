@@ -15,6 +15,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from html import unescape as _unescape
+from itertools import compress
+from operator import not_, or_
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,7 +30,10 @@ SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
 DEEP_LIMIT = 2000  # nesting depth above which the linear fallback builder is used
-_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
+# A tag: end mark, name, and the '/' (or '/'s) that end a self-closed one. Possessive runs: each
+# character is read once (a lazy `[^<>]*?(/?)>` tried the close at every character of the tag's
+# body: 3x the time, ~9% of extract() on the development pages).
+_TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*+)[^<>/]*+(?:/+[^<>/]++)*+(/*)>")
 # An element's attributes. lexbor gives None as the value of an attribute written without one
 # (`<input disabled>`), so readers test values for truth, never assume a str.
 Attrs = dict[str, str | None]
@@ -98,7 +103,9 @@ class Dom:
 
 
 class _Builder:
-    """Appends nodes in pre-order and closes subtrees; shared by both parsers."""
+    """Appends nodes in pre-order and closes subtrees; shared by both parsers. `skipped` is set
+    at finish: the subtrees of SKIP_TAGS elements, by slices (a C loop; set node by node it was
+    ~10% of the builder's time)."""
 
     def __init__(self, url: str | None) -> None:
         self.dom = Dom(url=url)
@@ -106,40 +113,48 @@ class _Builder:
 
     def start(self, tag: str, attrs: Attrs | None) -> int:
         d = self.dom
+        open_ = self.open
         i = len(d.tag)
-        p = self.open[-1] if self.open else -1
         d.tag.append(tag)
-        d.parent.append(p)
-        d.depth.append(len(self.open))
+        d.parent.append(open_[-1] if open_ else -1)
+        d.depth.append(len(open_))
         d.end.append(i + 1)
         d.text.append("")
         d.attrs.append(attrs)
-        d.skipped.append(tag in SKIP_TAGS or (p >= 0 and d.skipped[p]))
-        self.open.append(i)
+        open_.append(i)
         return i
 
     def close(self) -> None:
-        i = self.open.pop()
-        self.dom.end[i] = len(self.dom.tag)
+        d = self.dom
+        d.end[self.open.pop()] = len(d.tag)
 
     def data(self, text: str) -> None:
         d = self.dom
-        p = self.open[-1] if self.open else -1
+        open_ = self.open
+        p = open_[-1] if open_ else -1
         if p >= 0 and d.tag[-1] == TEXT and d.parent[-1] == p:
             d.text[-1] += text  # adjacent character data is one text node
             return
         d.tag.append(TEXT)
         d.parent.append(p)
-        d.depth.append(len(self.open))
+        d.depth.append(len(open_))
         d.end.append(len(d.tag))
         d.text.append(text)
         d.attrs.append(None)
-        d.skipped.append(p >= 0 and d.skipped[p])
 
     def finish(self) -> Dom:
         while self.open:
             self.close()
-        return self.dom
+        d = self.dom
+        tags, ends = d.tag, d.end
+        skipped = [False] * len(tags)
+        covered = 0  # a skipped element inside another is in its slice already: O(n) in all
+        for i in compress(range(len(tags)), map(SKIP_TAGS.__contains__, tags)):
+            if i >= covered:
+                covered = ends[i]
+                skipped[i:covered] = [True] * (covered - i)
+        d.skipped = skipped
+        return d
 
 
 # Attribute bounds, applied before the parser sees the page. Lexbor's time grows with the square
@@ -161,7 +176,10 @@ HEAVY_PAGE = 50 * MAX_ELEMENT_ATTRS ** 2
 # quoted value later in the tag is looked past. A tag whose FIRST run is short (a quoted '>' or
 # '<' within its first 4,000 characters, then thousands of attributes) escapes this scan: a crawl
 # bounds such a page by its analysis time limit (crawl/process.py).
-_LONG_TAG_RE = re.compile(r"<[A-Za-z][^<>]{" + str(2 * MAX_ELEMENT_ATTRS - 1) + "}")
+# Written as "no '>' in the next run, then no '<' in it": sre counts a run of one excluded
+# character in a tight loop, a two-character class one call per character (4x the time; the scan
+# was ~4% of extract() on aeb). A short tag fails at its '>' before any '<' is looked for.
+_LONG_TAG_RE = re.compile(f"<[A-Za-z](?=[^>]{{{2 * MAX_ELEMENT_ATTRS - 1}}})[^<]{{{2 * MAX_ELEMENT_ATTRS - 1}}}")
 # Elements whose content is raw text: a "<x" inside a script is no tag (eBay's inline scripts
 # hold 160 KB runs of that shape), so nothing inside them is touched.
 _RAW_RE = re.compile(r"<(/?)(script|style|textarea|xmp|noembed|noframes|iframe|title)\b", re.IGNORECASE)
@@ -296,15 +314,19 @@ def _max_depth_exceeds(html: str, limit: int) -> bool:
     if html.count("<") < limit:  # nesting limit deep takes at least limit start tags
         return False
     stack: list[str] = []
-    for m in _TAG_RE.finditer(html):
-        tag = m.group(2).lower()
-        if m.group(1):
-            for k in range(len(stack) - 1, max(-1, len(stack) - 65), -1):
+    for m in _TAG_RE.finditer(html):  # (findall's tuples, all alive at once, woke the collector)
+        end, tag, closed = m.groups()
+        tag = tag.lower()
+        if end:
+            if stack and stack[-1] == tag:  # most end tags close the innermost element
+                stack.pop()
+                continue
+            for k in range(len(stack) - 2, max(-1, len(stack) - 65), -1):
                 if stack[k] == tag:
                     del stack[k:]
                     break
             continue
-        if tag in VOID_TAGS or m.group(3):
+        if closed or tag in VOID_TAGS:
             continue
         if stack and stack[-1] in _CLOSES and tag in _CLOSES[stack[-1]]:
             stack.pop()
@@ -322,26 +344,40 @@ def _parse_lexbor(html: str, url: str | None) -> Dom:
     b = _Builder(url)
     if root is None:
         return b.finish()
-    # Iterative pre-order walk; None on the stack marks "close this element".
+    # Iterative pre-order walk; None on the stack marks "close this element". A node's tag is
+    # read once per lexbor tag id (a page has ~50; the name read per node was ~15% of the walk).
+    tags: dict[int, str] = {}  # lexbor tag id -> the Dom's tag ("" for comments, doctype)
     stack: list[LexborNode | None] = [root]
     while stack:
         node = stack.pop()
         if node is None:
             b.close()
             continue
-        tag = node.tag
-        if tag == "-text":
+        tag = tags.get(node.tag_id)
+        if tag is None:
+            tag = tags[node.tag_id] = _lexbor_tag(node.tag)
+        if tag == TEXT:
             b.data(node.text_content or "")
             continue
-        if tag is None or tag[0] in "-_!":  # comments, doctype
+        if not tag:
             continue
-        b.start(tag.lower(), node.attributes or None)
+        b.start(tag, node.attributes or None)
         stack.append(None)
         child = node.last_child
         while child is not None:
             stack.append(child)
             child = child.prev
     return show_noscript(b.finish())
+
+
+def _lexbor_tag(name: str | None) -> str:
+    """The Dom's tag of a lexbor node named name: TEXT, or "" for a node left out (comments,
+    doctype), else the lower-cased element name."""
+    if name == "-text":
+        return TEXT
+    if name is None or name[0] in "-_!":
+        return ""
+    return name.lower()
 
 
 NOSCRIPT_SHARE = 0.1  # body text outside <noscript> below this share of the text inside: show it
@@ -360,21 +396,29 @@ def show_noscript(d: Dom) -> Dom:
     if "noscript" not in tags:
         return d
     n = len(tags)
-    inside = [False] * n  # inside a <noscript> that is not itself inside another skipped element
-    shown = hidden = 0
-    for i in range(n):
+    ends = d.end
+    # inside a <noscript> that is not itself inside another skipped element: the subtrees of the
+    # noscripts under an unskipped parent, minus those of the noscripts inside them, by slices
+    # (a noscript in a cleared subtree is in it already: O(n) in all); the text counts by C loops
+    inside = [False] * n
+    noscripts = list(compress(range(n), map("noscript".__eq__, tags)))
+    out = []
+    for i in noscripts:
         p = parent[i]
-        if tags[i] == "noscript":
-            inside[i] = p >= 0 and not skipped[p]
-        elif p >= 0:
-            inside[i] = inside[p]
-        if tags[i] == TEXT:
-            k = len(texts[i].strip())
-            if inside[i]:
-                hidden += k
-            elif not skipped[i]:
-                shown += k
-    if hidden < NOSCRIPT_MIN or shown >= NOSCRIPT_SHARE * hidden:
+        if p >= 0 and not skipped[p]:
+            inside[i:ends[i]] = [True] * (ends[i] - i)
+        else:
+            out.append(i)
+    covered = 0
+    for i in out:
+        if i >= covered and inside[i]:
+            covered = ends[i]
+            inside[i:covered] = [False] * (covered - i)
+    hidden = sum(map(len, map(str.strip, compress(texts, inside))))  # (an element's text is "")
+    if hidden < NOSCRIPT_MIN:
+        return d
+    shown = sum(map(len, map(str.strip, compress(texts, map(not_, map(or_, skipped, inside))))))
+    if shown >= NOSCRIPT_SHARE * hidden:
         return d
     for i in range(n):
         if inside[i]:
