@@ -227,13 +227,12 @@ def test_time_this_process_stood_still_is_not_the_servers(serve):
 def test_a_stall_does_not_stop_the_timeout_of_a_server_that_does_not_answer(serve):
     done = threading.Event()
     s = serve(lambda a: lambda c: done.wait(60))  # reads the request, never answers
-    t = time.monotonic()
     try:
         [r] = fetch_all([s.origin + "/"], on_sent=lambda: time.sleep(0.8), timeout=0.5)
     finally:
         done.set()
     # the 0.8 s stall is granted again (the answer could have been waiting), then it times out
-    assert r.error == "timeout" and time.monotonic() - t < 5
+    assert r.error == "timeout" and len(s.arrivals) == 1
 
 
 def test_on_sent_called_once_per_request_after_gate(serve):
