@@ -311,7 +311,11 @@ def _max_depth_exceeds(html: str, limit: int) -> bool:
     <Div> 1.9 s), so every start tag counts. The depth is that of the open-element stack the
     linear builder keeps (same implicit closes, same bounded end-tag search), so thousands of
     unclosed <p> or <li> siblings are not mistaken for nesting. One regex pass, linear."""
-    if html.count("<") < limit:  # nesting limit deep takes at least limit start tags
+    # nesting limit deep takes at least limit start tags, each a "<" not followed by "/": two C
+    # counts settle 2,852 of the 3,177 development pages without the walk (the walk was ~5% of
+    # extract(); 734 of the 1,059 pages with 2,000 "<" or more hold fewer start tags)
+    lt = html.count("<")
+    if lt < limit or lt - html.count("</") < limit:
         return False
     stack: list[str] = []
     for m in _TAG_RE.finditer(html):  # (findall's tuples, all alive at once, woke the collector)
