@@ -249,6 +249,20 @@ def test_unclosed_paragraphs_are_not_deep_nesting():
     assert _max_depth_exceeds("<body>" + "<SPAN>x" * 5000, DEEP_LIMIT)
 
 
+def test_depth_check_counts_stop_only_when_the_limit_is_out_of_reach():
+    from blockcrawl.parse.dom import _max_depth_exceeds
+
+    # too few start tags for the limit ("</" and void tags are no start; a comment's "<" is
+    # counted as one, an over-count): no walk
+    assert not _max_depth_exceeds("<div>" * (DEEP_LIMIT - 1) + "</div>" * 5000, DEEP_LIMIT)
+    # many siblings first, the deep part last: the walk must not stop while the start tags left
+    # could still reach the limit
+    assert _max_depth_exceeds("<p>x" * 3000 + "<div>" * (DEEP_LIMIT + 1), DEEP_LIMIT)
+    assert not _max_depth_exceeds("<p>x" * 3000 + "<div>" * (DEEP_LIMIT - 1), DEEP_LIMIT)
+    assert _max_depth_exceeds("<br>" * 3000 + "<!--c-->" * 50 + "<b>" * (DEEP_LIMIT + 1), DEEP_LIMIT)
+    assert not _max_depth_exceeds("<br>" * 3000 + "<b>" * DEEP_LIMIT, DEEP_LIMIT)
+
+
 def test_depth_check_reads_tags_as_the_lazy_pattern_did():
     # the depth check's tag pattern reads each character once (possessive runs); it must find the
     # same tags, names and self-closing marks as the lazy `[^<>]*?(/?)>` it replaced
@@ -283,9 +297,11 @@ def test_long_tag_scan_finds_what_the_character_class_found():
 def test_depth_check_is_linear_on_unterminated_tags():
     from blockcrawl.parse.dom import _max_depth_exceeds
 
-    # one long unterminated tag name or body, then many tags: each character read once
+    # one long unterminated tag name or body, then many tags: each character read once. The
+    # tags are as many in both: the walk stops once the start tags left cannot reach the limit
+    # (after ~500 of 2,500 here), so more tags would not be more work in proportion
     small = "<" + "a" * 20_000 + "<p>x" * 2500
-    big = "<" + "a" * 80_000 + "<p>x" * 10_000
+    big = "<" + "a" * 80_000 + "<p>x" * 2500
     assert growth(lambda h: _max_depth_exceeds(h, DEEP_LIMIT), small, big) < 8
 
 
