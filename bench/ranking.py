@@ -10,7 +10,8 @@ strict R@5, ties to the simpler setting) and scored on the group's own. Reads
 /work/shared/bench/data/wtq-dev (override with --data or BLOCKCRAWL_BENCH_DATA).
 
 --grid features: the hybrid text boosts (word, idf, block weights) at the shipped fusion; --grid
-gate: the boost's name gate (how much a page the question names less than another is boosted);
+gate: the boost's name gate (how much a page the question names less than another is boosted); --grid
+header: the label-line term (a table chunk's first line) x the block term;
 --row plain replays the same grid over plain 200-token chunks (what the block term cannot lift).
 
 Run: PYTHONPATH=. python bench/ranking.py --pages 100 [--folds 5] [--grid features] [--row plain]
@@ -94,6 +95,15 @@ def gate_grid(mode: str) -> list[Ranking]:
     return [Ranking(name_gate=g) for g in ((0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 32.0) if mode == "hybrid" else (2.0,))]
 
 
+def header_grid(mode: str) -> list[Ranking]:
+    """The label-line term (Ranking.header_weight: the query's own words in a table chunk's first
+    line, its heading, caption and column names) crossed with the block term."""
+    if mode != "hybrid":
+        return [Ranking()]
+    return [Ranking(header_weight=h, block_weight=b) for h in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)
+            for b in (0.0, 1.0, 2.0)]
+
+
 def grid(mode: str) -> list[Ranking]:
     out = []
     fusion = ([(60, 1.0), (60, 2.0), (60, 0.5)] + [(k, w) for k in (10, 20, 30) for w in (0.75, 1.0, 1.5)]
@@ -114,9 +124,9 @@ def main() -> None:
     ap.add_argument("--modes", default="vector,hybrid")
     ap.add_argument("--reuse", action="store_true", help="reuse the last run's candidate lists for these pages")
     ap.add_argument("--row", default="main", help="the bench/tables.py row whose chunks are ranked (main, plain)")
-    ap.add_argument("--grid", default="fusion", choices=("fusion", "features", "gate"),
+    ap.add_argument("--grid", default="fusion", choices=("fusion", "features", "gate", "header"),
                     help="fusion: RRF k x weights x title x per_page; features: the boosts at the shipped "
-                    "fusion; gate: the boost's name gate")
+                    "fusion; gate: the boost's name gate; header: the label-line term x the block term")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "blockcrawl-bench-emb.sqlite")
     args = ap.parse_args()
     from blockcrawl.chunk.tokenize import default_tokenizer
@@ -142,7 +152,7 @@ def main() -> None:
     order = sorted(url_of)
     fold_of = {pid: i * args.folds // len(order) for i, pid in enumerate(order)}
     for mode in [m for m in args.modes.split(",") if m]:
-        settings = {"fusion": grid, "features": feature_grid, "gate": gate_grid}[args.grid](mode)
+        settings = {"fusion": grid, "features": feature_grid, "gate": gate_grid, "header": header_grid}[args.grid](mode)
         if Ranking() not in settings:
             settings.append(Ranking())
         table = {s: [score(s, mode, [q for q in queries if fold_of[q["page"]] == f],

@@ -161,3 +161,30 @@ def test_the_word_boost_goes_to_the_page_the_question_names():
     assert rank(off, "hybrid", query, vec, kw, info, 3)[0] == 1
     assert rank(Ranking(name_gate=0.0), "hybrid", query, vec, kw, info, 3)[0] != 1
     assert rank(Ranking(), "hybrid", query, vec, kw, info, 3)[0] == 1
+
+
+def test_a_table_chunks_label_line_lifts_it_where_the_question_names_a_column():
+    # The page's prose says "championships" and leads both lists; the table whose header names the
+    # column "Championships" holds the answer. The label line (a table chunk's first line: its
+    # heading, caption and column names) counts only for a chunk whose block is a table: the same
+    # text stored without blocks (kind "", as plain chunks are) gains nothing, nor does a table
+    # chunk holding the word in a row only.
+    title = "Madison, Wisconsin"
+    prose = "Sports: Madison teams have won many championships over the years."
+    table = "Current teams: Club | League | Championships\nMadison Mustangs | IFL | 4\nEdgewood Eagles | WIAC | 9"
+    in_row = "Venues: Venue | Opened\nChampionships Field | 1997"
+    query = "Madison, Wisconsin: which team has the most championships?"
+    vec = [(1, 0.70), (2, 0.60), (3, 0.55)]
+    kw = [(1, 9.0), (2, 8.0), (3, 7.0)]
+
+    def info(kind: str) -> dict[int, StoredChunk]:
+        return {1: StoredChunk(1, "a", ("Sports",), prose, title, 1, 3, 0, "text"),
+                2: StoredChunk(2, "a", ("Sports", "Current teams"), table, title, 1, 4, 0, kind),
+                3: StoredChunk(3, "a", ("Sports", "Venues"), in_row, title, 1, 5, 0, kind)}
+
+    assert rank(Ranking(header_weight=0.0), "hybrid", query, vec, kw, info("table"), 3)[0] == 1
+    assert rank(Ranking(), "hybrid", query, vec, kw, info("table"), 3)[:2] == [2, 1]
+    assert rank(Ranking(), "hybrid", query, vec, kw, info(""), 3)[0] == 1
+    # the label line is the first line only: "Championships" in a row lifts nothing
+    swapped = [(1, 0.70), (3, 0.60), (2, 0.55)]
+    assert rank(Ranking(), "hybrid", query, swapped, [(1, 9.0), (3, 8.0), (2, 7.0)], info("table"), 3)[:2] == [2, 1]

@@ -29,7 +29,9 @@ RECORD_KINDS = ("chunks", "pages", "blocks", "frontier")
 
 @dataclass(frozen=True, slots=True)
 class StoredChunk:
-    """A chunk as search shows it: its text, where it sits, and its page's title."""
+    """A chunk as search shows it: its text, where it sits, and its page's title. kind: its block's
+    kind (records.Block.kind: "table" chunks begin with the table's label line), "" when the page
+    was stored without blocks."""
 
     id: int
     url: str
@@ -39,6 +41,7 @@ class StoredChunk:
     page_id: int = 0
     block_position: int = 0
     chunk_index: int = 0
+    kind: str = ""
 
 
 @runtime_checkable
