@@ -9,6 +9,14 @@ time is the whole call from raw bytes (decode + parse + select + blocks + text f
     python bench/extraction.py --datasets aeb --algorithms auto --predictions out/
     python bench/extraction.py --datasets cetd --algorithms auto --every 4 --worst 20
     python bench/extraction.py --algorithms auto --article-rule   # + auto without its type rules
+    python bench/extraction.py --algorithms auto --like-for-like  # + the same work on both sides
+
+Time like for like (--like-for-like): `extract()` returns the page info too (metadata, page type,
+an article's summary: ~2-3 ms of a page), while `trafilatura.extract()` by default returns the text
+alone. Two more columns run the same work on both sides: auto-text (`extract(info=False)`: the
+text, the page type auto selects by, no metadata or summary) against trafilatura (text), and auto
+(with page info) against trafilatura-meta (`bare_extraction(with_metadata=True)`: title, author,
+date, site name and the rest). The plain auto / trafilatura ratio stays printed as before.
 
 On wcxb-dev (its provenance.tsv gives each page's page_type) every extractor is also scored with
 WCXB's own metric, word F1 (F1 over the lower-cased \\w+ tokens of the text against the gold,
@@ -109,7 +117,7 @@ def _article_rule(html, url):  # type: ignore[no-untyped-def]
 
 def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bool,
         predictions: Path | None, every: int = 1, worst: int = 0, pages: Path | None = None,
-        article_rule: bool = False, by_type: dict | None = None) -> list[dict]:
+        article_rule: bool = False, by_type: dict | None = None, like_for_like: bool = False) -> list[dict]:
     """by_type: a dict to fill with {extractor: {page type: [word F1 of each page]}} on wcxb-dev."""
     sys.path.insert(0, str(bench))
     import score  # the shared scorer
@@ -119,10 +127,15 @@ def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bo
                   for name in algorithms}
     if article_rule:
         extractors["auto-article"] = _article_rule
+    if like_for_like:
+        extractors["auto-text"] = lambda html, url: extract(html, url, algorithm="auto", info=False).text
     if trafilatura:
         import trafilatura as traf
 
         extractors["trafilatura"] = lambda html, url: traf.extract(html, url=url) or ""
+        if like_for_like:
+            extractors["trafilatura-meta"] = lambda html, url: getattr(
+                traf.bare_extraction(html, url=url, with_metadata=True), "text", None) or ""
     rows = []
     for ds in datasets:
         gold = score.load_gold(str(data), ds)[::every]
@@ -216,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="print the K pages of lowest recall per set and extractor (stderr)")
     ap.add_argument("--pages", type=Path, metavar="DIR",
                     help="write DIR/<dataset>.<extractor>.jsonl: P, R, F1 and lengths per page")
+    ap.add_argument("--like-for-like", action="store_true",
+                    help="also time auto-text (no page info) and trafilatura-meta (with metadata): the same work on both sides")
     ap.add_argument("--article-rule", action="store_true",
                     help="also run auto with its page-type rules off (auto-article: the article rule alone)")
     args = ap.parse_args(argv)
@@ -232,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     by_type: dict = {}
     rows = run(args.bench, args.datasets, algorithms, not args.no_trafilatura, args.predictions,
-               args.every, args.worst, args.pages, args.article_rule, by_type)
+               args.every, args.worst, args.pages, args.article_rule, by_type, args.like_for_like)
     print(table(rows))
     if by_type:
         from blockcrawl.pipeline import PipelineConfig
@@ -243,12 +258,20 @@ def main(argv: list[str] | None = None) -> int:
               + ("" if crawl in by_type else ", not run here") + "):")
         print(type_table(by_type, crawl))
     traf = {r["dataset"]: r["ms"] for r in rows if r["extractor"] == "trafilatura"}
+    meta = {r["dataset"]: r["ms"] for r in rows if r["extractor"] == "trafilatura-meta"}
     if traf:
         print()
         for r in rows:
-            if r["extractor"] != "trafilatura" and r["dataset"] in traf:
+            if r["extractor"] not in ("trafilatura", "trafilatura-meta") and r["dataset"] in traf:
                 print(f"{r['dataset']:16s} {r['extractor']:10s} time / trafilatura's = "
                       f"{r['ms'] / traf[r['dataset']]:.2f}")
+        if meta:
+            print("\nlike for like: auto-text / trafilatura (text alone), auto / trafilatura-meta (with metadata)")
+            own = {(r["dataset"], r["extractor"]): r["ms"] for r in rows}
+            for ds in traf:
+                if (ds, "auto-text") in own and (ds, "auto") in own and ds in meta:
+                    print(f"{ds:16s} text {own[ds, 'auto-text'] / traf[ds]:.2f}   "
+                          f"with metadata {own[ds, 'auto'] / meta[ds]:.2f}")
     return 0
 
 
