@@ -11,7 +11,8 @@ strict R@5, ties to the simpler setting) and scored on the group's own. Reads
 
 --grid features: the hybrid text boosts (word, idf, block weights) at the shipped fusion; --grid
 gate: the boost's name gate (how much a page the question names less than another is boosted); --grid
-header: the label-line term (a table chunk's first line) x the block term;
+header: the label-line term (a table chunk's first line) x the block term (vector mode: its own
+weight, vector_header_weight, x the text boost);
 --row plain replays the same grid over plain 200-token chunks (what the block term cannot lift).
 
 Run: PYTHONPATH=. python bench/ranking.py --pages 100 [--folds 5] [--grid features] [--row plain]
@@ -98,6 +99,9 @@ def gate_grid(mode: str) -> list[Ranking]:
 def header_grid(mode: str) -> list[Ranking]:
     """The label-line term (Ranking.header_weight: the query's own words in a table chunk's first
     line, its heading, caption and column names) crossed with the block term."""
+    if mode == "vector":  # the same term in vector mode (TITLE_COSINE a unit) x the text boost
+        return [Ranking(vector_header_weight=h, text_weight=t) for h in (0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0)
+                for t in (0.0, 2.0, 4.0)]
     if mode != "hybrid":
         return [Ranking()]
     return [Ranking(header_weight=h, block_weight=b) for h in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)

@@ -188,3 +188,24 @@ def test_a_table_chunks_label_line_lifts_it_where_the_question_names_a_column():
     # the label line is the first line only: "Championships" in a row lifts nothing
     swapped = [(1, 0.70), (3, 0.60), (2, 0.55)]
     assert rank(Ranking(), "hybrid", query, swapped, [(1, 9.0), (3, 8.0), (2, 7.0)], info("table"), 3)[:2] == [2, 1]
+
+
+def test_a_table_chunks_label_line_lifts_it_in_vector_mode_too():
+    # Vector mode: the prose's embedding is nearer the question than the table's (rows of numbers
+    # embed far from a question); the label line naming the column "Championships" lifts the table
+    # (Ranking.vector_header_weight, in units of TITLE_COSINE), only where the block is a table.
+    title = "Madison, Wisconsin"
+    prose = "Sports: Madison teams have won many championships over the years."
+    table = "Current teams: Club | League | Championships\nMadison Mustangs | IFL | 4\nEdgewood Eagles | WIAC | 9"
+    query = "Madison, Wisconsin: which team has the most championships?"
+    vec = [(1, 0.70), (2, 0.65)]
+
+    def info(kind: str) -> dict[int, StoredChunk]:
+        return {1: StoredChunk(1, "a", ("Sports",), prose, title, 1, 3, 0, "text"),
+                2: StoredChunk(2, "a", ("Sports", "Current teams"), table, title, 1, 4, 0, kind)}
+
+    assert rank(Ranking(vector_header_weight=0.0), "vector", query, vec, [], info("table"), 2) == [1, 2]
+    assert rank(Ranking(), "vector", query, vec, [], info("table"), 2) == [2, 1]
+    assert rank(Ranking(), "vector", query, vec, [], info(""), 2) == [1, 2]
+    # hybrid's own weight does not act in vector mode, nor vector's in hybrid
+    assert rank(Ranking(header_weight=0.0), "vector", query, vec, [], info("table"), 2) == [2, 1]
