@@ -64,7 +64,9 @@ def test_mount_measured_by_its_own_nesting():
 def test_measure_is_linear_on_hostile_pages():
     """Unclosed tags, raw-text elements and noscripts by the hundred thousand: each scanned once."""
     for unit in ("<a ", "<script>", "<noscript>", '<div id="root">', "<", "</div>"):
-        ratio = growth(lambda html: measure(html, None), unit * 25_000, unit * 100_000)
+        # best of 3 interleaved runs: one run each measured 9.7x once for "<a " in a CI run (4.2-6.0x
+        # in 5 runs beside it; appshell unchanged), a hiccup during the large size
+        ratio = growth(lambda html: measure(html, None), unit * 25_000, unit * 100_000, repeat=3)
         assert ratio < 8, (unit, ratio)  # linear 4x, quadratic 16x (tests/scaling.py)
 
 
