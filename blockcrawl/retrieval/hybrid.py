@@ -513,17 +513,19 @@ def _boost(ranked: Ranked, mode: str, query: str, rows: Mapping[int, StoredChunk
     block_weight = ranking.block_weight if hybrid else 0.0
     header_weight = (ranking.header_weight if hybrid
                      else ranking.vector_header_weight if mode == "vector" else 0.0)
-    words = bool(word_weight or idf_weight or block_weight or header_weight)
-    if (not ranking.title_weight and not text_weight and not words) or mode == "keyword":
+    in_text = bool(word_weight or idf_weight or block_weight)  # terms that read the whole chunk text
+    if (not ranking.title_weight and not text_weight and not in_text and not header_weight) or mode == "keyword":
         return [r for r in ranked if r[0] in rows]
     terms = query_terms(query)
     unit = TITLE_COSINE if mode == "vector" else 1.0 / (ranking.rrf_k + 1)
     memo: dict[str, float] = {}
     kept = [(item, rows[item[0]]) for item in ranked if item[0] in rows]
+    # the own-word terms apply (each page's own words and name gate are needed)
+    scored = bool((in_text or header_weight) and terms and kept)
     found: list[set[str]] = []
     idf: dict[str, float] = {}
     block: dict[tuple[str, int], set[str]] = {}
-    if words and terms:
+    if scored and in_text:  # not in vector mode: its label-line term reads the first lines alone
         found = _words_held(terms, [r.text for _, r in kept])
         df: dict[str, int] = {}
         for f, (_, r) in zip(found, kept):
@@ -532,12 +534,12 @@ def _boost(ranked: Ranked, mode: str, query: str, rows: Mapping[int, StoredChunk
             block.setdefault((r.url, r.block_position), set()).update(f)
         idf = {t: math.log((len(kept) + 1) / n) for t, n in df.items()}
     label: dict[int, set[str]] = {}  # a table chunk's label line: its heading, caption, column names
-    if header_weight and found:
+    if scored and header_weight:
         tabled = [i for i, (_, r) in enumerate(kept) if r.kind in LABELLED_KINDS]
         label = dict(zip(tabled, _words_held(terms, [_first_line(kept[i][1].text) for i in tabled])))
     titles: dict[str, tuple[frozenset[str], float, float]] = {}
     most_named = 0.0
-    if found:
+    if scored:
         for _, r in kept:
             if r.title not in titles:  # the query's words beyond the page title: what tells its chunks apart
                 in_title = terms & {_fold(w) for w in _WORD.findall(r.title)}
@@ -549,15 +551,17 @@ def _boost(ranked: Ranked, mode: str, query: str, rows: Mapping[int, StoredChunk
         s += ranking.title_weight * unit * _title_share(terms, r.title, r.heading_path, memo)
         if text_weight and terms:
             s += text_weight * unit * len(terms & {_fold(w) for w in _WORD.findall(r.text)}) / len(terms)
-        if found:
+        if scored:
             own, total, named = titles[r.title]
             gate = (named / most_named) ** ranking.name_gate if most_named else 1.0
             if own and gate:
-                hit = found[i] & own
-                s += gate * unit * (word_weight * len(hit)
-                                    + block_weight * len(block[(r.url, r.block_position)] & own)
-                                    + header_weight * len(label.get(i, _NONE) & own)) / len(own)
-                if total > 0:
+                lift = header_weight * len(label.get(i, _NONE) & own)
+                if in_text:
+                    hit = found[i] & own
+                    lift = (word_weight * len(hit) + block_weight * len(block[(r.url, r.block_position)] & own)
+                            + lift)
+                s += gate * unit * lift / len(own)
+                if in_text and total > 0:
                     s += gate * idf_weight * unit * sum(idf[t] for t in hit) / total
         out.append((cid, s, vr, kr))
     out.sort(key=lambda x: (-x[1], x[0]))
