@@ -495,11 +495,6 @@ LABELLED_KINDS = frozenset({"table"})  # block kinds whose chunks begin with a l
 _NONE: frozenset[str] = frozenset()
 
 
-def _first_line(text: str) -> str:
-    at = text.find("\n")
-    return text if at == -1 else text[:at]
-
-
 def _boost(ranked: Ranked, mode: str, query: str, rows: Mapping[int, StoredChunk], ranking: Ranking) -> Ranked:
     """ranked with the title and heading boost, and the text boost, added, best first (only chunks
     in rows are kept). Text boost: in vector mode the share of the query's words in the chunk's
@@ -536,7 +531,7 @@ def _boost(ranked: Ranked, mode: str, query: str, rows: Mapping[int, StoredChunk
     label: dict[int, set[str]] = {}  # a table chunk's label line: its heading, caption, column names
     if scored and header_weight:
         tabled = [i for i, (_, r) in enumerate(kept) if r.kind in LABELLED_KINDS]
-        label = dict(zip(tabled, _words_held(terms, [_first_line(kept[i][1].text) for i in tabled])))
+        label = dict(zip(tabled, _words_held(terms, [kept[i][1].text.partition("\n")[0] for i in tabled])))
     titles: dict[str, tuple[frozenset[str], float, float]] = {}
     most_named = 0.0
     if scored:
