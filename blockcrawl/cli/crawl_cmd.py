@@ -131,7 +131,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help=f"largest body accepted, also after decompression (default {D.max_bytes // 2**20} MiB)")
     g.add_argument("--max-redirects", type=_positive(int), default=D.max_redirects, metavar="N",
                    help=f"longest redirect chain (default {D.max_redirects})")
-    # --- realweb: headers, cookies, credentials, proxy (crawl.credentials) ---
+    # headers, cookies, credentials, proxy (crawl.credentials)
     g = p.add_argument_group("headers, cookies, credentials and proxy (secrets never reach logs or the store)")
     g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                    help="extra request header for every request (repeatable)")
@@ -154,7 +154,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="do not read the RSS/Atom/JSON feeds pages link (<link rel=alternate>) as URL sources")
     g.add_argument("--follow-nofollow", action="store_true",
                    help="follow rel=nofollow (ugc, sponsored) links too (default: skipped)")
-    # --- end realweb ---
     g = p.add_argument_group("extraction")
     g.add_argument("--algorithm", default=DEFAULTS.algorithm, metavar="NAME",
                    help="main-content algorithm from blockcrawl.extraction.registry "
@@ -231,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     cpus = os.cpu_count() or 1
     workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
 
-    # --- realweb: credentials (ConfigError messages never repeat a secret) ---
+    # credentials (ConfigError messages never repeat a secret)
     from ..crawl.credentials import Credentials, parse_auth, parse_bearer, parse_header
     try:
         credentials = Credentials(
@@ -240,7 +239,6 @@ def run(args: argparse.Namespace) -> int:
             proxy=args.proxy, proxy_env=not args.no_proxy_env)
     except ConfigError as e:
         return err(f"--{e}")
-    # --- end realweb ---
     try:
         cfg = CrawlConfig(
             seeds=args.urls, concurrency=args.concurrency, per_host=args.per_host, delay=args.delay,
@@ -270,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
     with store:
         if args.resume and not args.frontier and not store.frontier().size() and not args.urls:
             return err(f"{store.location} holds no crawl to resume; give seed URLs")
-        if args.recrawl and not store.recrawl_pages() and not args.urls:  # realweb
+        if args.recrawl and not store.recrawl_pages() and not args.urls:
             return err(f"{store.location} holds no pages to recrawl; give seed URLs")
         if not args.index:
             stats = crawl(store, cfg, spec)

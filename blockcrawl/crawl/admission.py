@@ -64,7 +64,7 @@ class Known:
 
 # URLs admitted in one piece on the loop. Admission costs about 10 us a URL (resolve, canonicalise,
 # policy), so a slice holds the loop for some 20 ms; the 200k links of one page took 5.2 s in one
-# piece, and a sitemap index of 10 x 50,000 URLs stopped every host for 10.9 s (issue 23, item 4).
+# piece, and a sitemap index of 10 x 50,000 URLs stopped every host for 10.9 s.
 ADMIT_SLICE = 2000
 
 Blocks = Callable[[str, str], bool]  # Scheduler.blocks(host, url): robots.txt, when known, disallows url

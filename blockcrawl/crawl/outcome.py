@@ -118,8 +118,8 @@ class NotStored:
 @dataclass(frozen=True, slots=True)
 class Unchanged:
     """Recrawl: 304, or a 200 with the body stored before. Both refund their --max-pages fetch
-    (refunds): the budget counts pages that came in (new or changed); a recrawl of an unchanged
-    600-page site with --max-pages 100 stopped after 0 pages, "600 unchanged" (issue 23, 9a)."""
+    (refunds): the budget counts pages that came in (new or changed), so a recrawl of an unchanged
+    600-page site with --max-pages 100 does not stop after 0 pages, "600 unchanged"."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ def directory_of(key: str) -> str | None:
 
 def same_index(key: str, body_hash: str, directories: Mapping[str, tuple[str, str]]) -> str | None:
     """The stored URL this directory (or index file) is the same page as: the other of "/d/" and
-    "/d/index.html" was stored with the same body (a crawl stored both as two pages, issue 23 9c).
+    "/d/index.html" was stored with the same body (else a crawl stores both as two pages).
     A different body (an index.html that is not what the directory serves) is a page of its own."""
     d = directory_of(key)
     first = directories.get(d) if d is not None else None

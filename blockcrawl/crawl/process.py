@@ -121,7 +121,7 @@ def _info(res: PageResult) -> PageInfo:
 
 def analyse(site: str, body: bytes, url: str, content_type: str | None, links: bool,
             extract: bool | None = None) -> PageOut:
-    """extract (realweb): None, the pipeline runs unless the page will not be stored (meta robots
+    """extract: None, the pipeline runs unless the page will not be stored (meta robots
     noindex, or a canonical URL elsewhere on its host: links.canonical_elsewhere), so such a page
     neither costs the pipeline's time nor marks its blocks as seen for the site's dedup (the
     canonical page would then be stored without them); True: always; False: never."""
@@ -132,7 +132,7 @@ def analyse(site: str, body: bytes, url: str, content_type: str | None, links: b
     if is_pdf(content_type, body):
         return _analyse_pdf(site, body, url)
     dom = load(body, url, content_type)
-    # realweb: one pass for links and the page's signals (canonical is needed even at max depth)
+    # one pass for links and the page's signals (canonical is needed even at max depth)
     base = base_url(dom, url)
     hrefs, signals = scan(dom)
     if not links:

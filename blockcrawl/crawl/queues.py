@@ -2,7 +2,7 @@
 the host queues in memory (the Scheduler's), at most CrawlConfig.max_queued of them.
 
 Why a cap: a queued URL costs about 0.56 KB in memory and the limits allow 50M of them (about
-28 GB; issue 23, item 4). Past the cap a URL is still written to the frontier table as queued (it
+28 GB). Past the cap a URL is still written to the frontier table as queued (it
 spills there), so nothing is lost: the run says so once, and when the host queues have run dry
 (nothing queued, delayed or in flight) `refill` reads the queued rows back from the table, up to
 the cap again (CrawlStats.not_queued counts the URLs that waited there). A run that stops before

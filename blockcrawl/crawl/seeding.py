@@ -63,8 +63,8 @@ def recrawl(seeds: list[str], old: list[str], stored: Iterable[StoredRow], now: 
     known but not fetched) is queued at depth 0 with its validators, then the seeds (the store's
     and any given); links are followed as in any crawl. The frontier starts afresh, but the URLs
     the previous run left queued or in flight (`pending`, Frontier.restore) are queued again after
-    those, as they were (depth, attempts): a recrawl used to delete them (3,114 URLs of a capped
-    crawl, issue 23 9b), so --resume could no longer extend it."""
+    those, as they were (depth, attempts): dropping them (thousands of URLs of a capped crawl)
+    would leave --resume nothing to extend."""
     seeds_all = list(dict.fromkeys(old + seeds))
     baseline: dict[str, Validators] = {}
     due: dict[str, Item] = {}

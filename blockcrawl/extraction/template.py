@@ -10,9 +10,9 @@
    - SMDPW: depth-1 weights grow linearly toward the top and bottom of the page (templates live
      there): w_k proportional to 1 + ENDS_BOOST * |k - c| / c, c = (N-1)/2, normalised to sum 1.
    The comparison walks both trees with an explicit stack (pages nest 100,000 deep).
-   - dp: the site package's SMDPW (extraction/site/tree.py: child lists aligned by a DP).
-     bench/site_offline.py --template smdpw dp (<= 25 pages a site): F1 cleanportaleval 0.845 ->
-     0.847, cetd 0.934 -> 0.925, msv 0.859 -> 0.866; mixed, so "smdpw" stays the default.
+   - dp: the site package's SMDPW (extraction/site/tree.py: child lists aligned by a DP). It
+     scores mixed against smdpw across the sets, so "smdpw" is the default
+     (docs/decisions/0003-template-similarity-smdpw.md).
 2. Canopy clustering with distance 1 - similarity and thresholds T1 > T2: pages within T1 of a
    canopy's centre join it, those within T2 also leave the pool of candidate centres.
 3. In a cluster of at least two pages, a text node whose normalised text occurs on at least

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # near-ties, and ef is what buys them. ef_construction 64 built no faster there (457 s against 418,
 # load-bound) and found less (0.879 at ef 400, 0.927 at 800). Below 10^6 the same ef costs less.
 M = 16
-EF_CONSTRUCTION = 100  # 200 before #24.5: half the build time
+EF_CONSTRUCTION = 100  # half the build time of 200
 EF_SEARCH_MIN = 3200
 # `index` builds the graph by itself from this many vectors (--ann: always). Below it exact search
 # over the memory-mapped matrix is fast enough: ~10 ms at 100k rows, ~100 ms at 10^6 (docs/search.md).

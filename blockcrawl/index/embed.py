@@ -130,7 +130,7 @@ class MiniLMEmbedder:
                              normalize_embeddings=True, show_progress_bar=False)
         else:
             # A query: one thread. Tiny inputs gain nothing from intra-op parallelism, and on a busy
-            # machine its spinning threads made p50 ~10x worse (37 -> 330 ms vs a steady 22 ms).
+            # machine its spinning threads made p50 ~10x worse than one thread's steady 22 ms.
             with torch_single_thread():
                 m = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                                  normalize_embeddings=True, show_progress_bar=False)

@@ -1,4 +1,4 @@
-"""`crawl --index`: embed chunks while the crawl stores them, in a process of its own (issue #24.3).
+"""`crawl --index`: embed chunks while the crawl stores them, in a process of its own.
 
 How: the crawl starts `python -m blockcrawl.index.live` beside itself. That process polls the store
 read-only (as search does during a crawl) for the chunks stored since its last look, embeds them on

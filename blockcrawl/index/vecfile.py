@@ -1,5 +1,5 @@
 """The store's vectors as a flat file next to it (STORE.vecs.npy, STORE.vecs.ids.npy, STORE.vecs.json),
-written by `index`, memory-mapped by `search` and `serve` (issue #24.4).
+written by `index`, memory-mapped by `search` and `serve`.
 
 Why: reading the vectors out of SQLite costs one Python object per row (~0.5-1 s at 100k chunks,
 ~10 s at 10^6) on every cold `search`, and a copy of the whole matrix per process. A memory-mapped

@@ -1,5 +1,5 @@
 """Which `blockcrawl serve` is running for a store, so that `blockcrawl search` can ask it instead of
-loading the model and the vectors itself (issue #24.4: a warm serve answers in milliseconds; a cold
+loading the model and the vectors itself (a warm serve answers in milliseconds; a cold
 search process pays ~0.3 s of model load and the vectors' first read on every call).
 
 How a search finds the serve: `blockcrawl serve` writes a small JSON record (pid, loopback port, a

@@ -3,7 +3,7 @@
 A vector blob is dim float32 values (1,536 bytes at 384 dimensions). A row of another length (a
 damaged file, `update embeddings set vec=randomblob(10)`) or holding NaN/inf is skipped when
 vectors are loaded (one warning per load, so search and serve keep answering from the rest), and
-deleted by `index`, which then embeds its chunks again (issue #23.6).
+deleted by `index`, which then embeds its chunks again.
 """
 from __future__ import annotations
 
