@@ -1,4 +1,4 @@
-"""Benchmark: `crawl --index` against the crawl alone (issue #24.3), and `index` after the crawl.
+"""Benchmark: `crawl --index` against the crawl alone, and `index` after the crawl.
 
 Two sites served on 127.0.0.1, each with a home page linking into it:
 - wiki: the first --pages wtq-dev pages (real Wikipedia pages, /work/shared/bench/data/wtq-dev,

@@ -1,4 +1,4 @@
-"""A generated documentation site with code (issue #24's "500-page docs fixture with code"), for
+"""A generated documentation site with code (a 500-page docs fixture with code), for
 bench/crawl_index.py and bench/index_speed.py. All text is written here and recombined by a seeded
 random generator: no third-party content, nothing read from /work/shared.
 

@@ -1,10 +1,10 @@
-"""Benchmark: chunks/s of the embedding runtimes on the same chunk texts (issue #24.2).
+"""Benchmark: chunks/s of the embedding runtimes on the same chunk texts.
 
 Texts: the distinct non-heading chunks of the first --pages wtq-dev pages (real Wikipedia pages,
 /work/shared/bench/data/wtq-dev, override with --data), chunked by the crawl's default pipeline,
 as `index` would embed them. Rows, alternated round by round on this shared machine (the best of
 --rounds is kept for each, and the ratio is taken against the first row of the same run):
-- torch fp32: sentence-transformers on torch (the path before #24; torch's own threads);
+- torch fp32: sentence-transformers on torch (the older path; torch's own threads);
 - onnx fp32, 1 worker: the hand-written ONNX graph, fp32 weights (isolates the runtime);
 - onnx int8, 1 worker: int8 MatMul weights (isolates quantisation);
 - onnx int8, N workers: the default `index` (N = CPUs available).

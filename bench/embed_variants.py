@@ -1,4 +1,4 @@
-"""Benchmark: ONNX model files of the embedder against each other, per text, interleaved (#24.2).
+"""Benchmark: ONNX model files of the embedder against each other, per text, interleaved.
 
 Why per text and interleaved: on this shared 2-CPU machine the load moves 4-15 within minutes, so
 best-of-rounds timings of whole runs differ by +-30%. Here each text runs on every model in turn

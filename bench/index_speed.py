@@ -1,8 +1,8 @@
-"""Benchmark: `blockcrawl index` today against before issue #24 ("finishes at least 4x sooner on the
-same crawled site, from fewer chunks and faster embedding together").
+"""Benchmark: `blockcrawl index` of this tree against an older checkout on the same crawled site
+(fewer chunks and faster embedding together).
 
-"Before" is a checkout of the tree before the #24 work (--old, default /tmp/old; make it with
-`git worktree add --detach /tmp/old 2165af1`: main before the chunker and the int8 merges), run with
+"Before" is an older checkout (--old, default /tmp/old; e.g.
+`git worktree add --detach /tmp/old 2165af1`: the tree before the token chunker and the int8 embedder), run with
 PYTHONPATH pointing at it; "now" is this tree. The same site (bench/crawl_index.py's wiki site:
 wtq-dev's Wikipedia pages from /work/shared/bench/data/wtq-dev, and/or its docs fixture) is served
 on 127.0.0.1 and crawled once by each tree (each with its own chunker), then each store is copied
@@ -54,7 +54,7 @@ def main() -> int:
     if not (args.old / "blockcrawl").is_dir():
         print(f"no old tree at {args.old}: git worktree add --detach {args.old} 2165af1", file=sys.stderr)
         return 2
-    trees = {"before #24": args.old.resolve(), "now": ROOT}
+    trees = {"before": args.old.resolve(), "now": ROOT}
     lines = ["| site | tree | chunks | embedded | `index` s | chunks/s | before / now |", "|---|---|---:|---:|---:|---:|---:|"]
     for site in args.sites.split(","):
         pages = wiki_site(args.data, args.pages) if site == "wiki" else docs_site(args.docs_pages)
@@ -79,7 +79,7 @@ def main() -> int:
                     if name not in best or wall < best[name][0]:
                         best[name] = (wall, chunks, embedded)
                     store.unlink()
-        old_wall = best["before #24"][0]
+        old_wall = best["before"][0]
         for name in trees:
             wall, chunks, embedded = best[name]
             lines.append(f"| {site} ({len(pages) - 1} pages) | {name} | {chunks} | {embedded} | {wall:.1f} | "

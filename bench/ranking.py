@@ -1,4 +1,4 @@
-"""Tuning search's ranking on wtq-dev (issue 22 item 1): fusion constants, per-page limit, title
+"""Tuning search's ranking on wtq-dev: fusion constants, per-page limit, title
 and heading boost, chosen with leave-some-pages-out and reported on the pages held out.
 
 Builds the `main` row of bench/tables.py (the crawl's default chunks) for the first --pages pages,

@@ -1,9 +1,9 @@
-"""Benchmark of the index and search stages (issue 5). Prints three tables:
+"""Benchmark of the index and search stages. Prints three tables:
 
-1. index build speed: `blockcrawl index` (hash, embed, SQLite writes; int8 ONNX Runtime since #24)
+1. index build speed: `blockcrawl index` (hash, embed, SQLite writes; int8 ONNX Runtime)
    vs torch fp32 SentenceTransformer.encode() on the same chunk texts, in the same run (ratio =
    index / encode; bench/embed_speed.py compares the runtimes alone);
-2. query latency p50/p95 of search() at 10k and 100k chunks (--sizes; 1000000 for #24.5), per mode,
+2. query latency p50/p95 of search() at 10k and 100k chunks (--sizes; 1000000 for the ANN scale), per mode,
    exact and HNSW, with the HNSW build time, memory per million chunks and recall@10 against exact
    search. These stores are SYNTHETIC but made of real parts (SYNTH_METHOD below): perturbed mixtures
    of embedded wtq-dev chunks and windows of their text; the queries are wtq-dev's questions;
@@ -135,7 +135,7 @@ def synthetic_url(page: int) -> str:
     return f"https://big.bench/p{page}" if page % 2 == 0 else f"https://site{page % 50}.bench/p{page}"
 
 
-SYNTH_METHOD = """Synthetic stores, method (#24.5: realistic vectors and texts, built in minutes).
+SYNTH_METHOD = """Synthetic stores, method (realistic vectors and texts, built in minutes).
 
 Base: the chunks `crawl` stores for the first BASE_PAGES wtq-dev pages (real Wikipedia articles
 with tables, one SitePipeline as one site), of which BASE_TEXTS drawn with a fixed seed are

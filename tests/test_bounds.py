@@ -1,4 +1,4 @@
-"""Per-page analysis has a bound (issue #23 item 2): attributes are capped before the parser sees
+"""Per-page analysis has a bound: attributes are capped before the parser sees
 them, a page whose analysis outlasts the limit is killed with its worker and recorded as failed
 ("too complex"), and --max-time holds whatever the workers are doing. Crawls run against real
 loopback servers (tests/crawlsite.py) with real worker processes."""

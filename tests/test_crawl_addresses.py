@@ -48,7 +48,7 @@ def test_literal_hosts_in_any_spelling_are_refused_for_public_seeds():
 
 
 def test_numeric_loopback_regression():
-    """The issue's case: a link to http://0x7f.1/ on a public page was keyed "0x7f.1" and fetched
+    """The case that matters: a link to http://0x7f.1/ on a public page was keyed "0x7f.1" and fetched
     from 127.0.0.1. Now it is keyed by its standard form and refused."""
     url = resolve(PAGE, "http://0x7f.1/admin")
     assert url == "http://127.0.0.1/admin"

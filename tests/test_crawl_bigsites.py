@@ -1,4 +1,4 @@
-"""Issue 23, items 9c and 4, against real servers on loopback: a directory and its index file with
+"""Big sites against real servers on loopback: a directory and its index file with
 one body are stored once; a page with 200k links does not freeze the other hosts (admission runs
 in slices, the loop serving sockets between them: admission.ADMIT_SLICE)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`crawl --index` (issue #24.3): the live indexer embeds beside the crawl, politeness holds at the
+"""`crawl --index`: the live indexer embeds beside the crawl, politeness holds at the
 server, and the crawl ends with the store searchable without a separate `index` run."""
 from __future__ import annotations
 

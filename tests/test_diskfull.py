@@ -1,4 +1,4 @@
-"""Disk full during a crawl (issue #23 item 3): the crawl stops with one line, and nothing in
+"""Disk full during a crawl: the crawl stops with one line, and nothing in
 flight is lost: --resume on a larger disk stores every page. The store lives on a real 3 MB
 tmpfs mounted by the test (root only; skipped with the reason elsewhere)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ONNX Runtime embedder (issue #24.2): the hand-written graph gives sentence-transformers' vectors,
+"""The ONNX Runtime embedder: the hand-written graph gives sentence-transformers' vectors,
 int8 stays close, the model file is exported once per weights hash, batching keeps input order."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Recrawl and --max-pages on the in-memory fetcher (issue 23, 9a and 9b): an unchanged page does
-not use up the budget, and the URLs a capped crawl left queued survive a recrawl; and (item 4) the
+"""Recrawl and --max-pages on the in-memory fetcher: an unchanged page does
+not use up the budget, and the URLs a capped crawl left queued survive a recrawl; and the
 URLs held in memory are capped (CrawlConfig.max_queued), the rest wait in the frontier table."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile web, second round (issue #23): politeness when the event loop stalls between a request's
+"""Hostile web: politeness when the event loop stalls between a request's
 gate and its send, robots.txt with a byte-order mark, feeds with CDATA and relative links, stacked
 content codings. Measured where it counts: at real loopback servers (tests/crawlsite.py)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ranking: per-page limit with a clear top page, title and heading boost (issue 22 items 1 and 5)."""
+"""Ranking: per-page limit with a clear top page, title and heading boost."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -475,7 +475,7 @@ def test_load(hashed_store):
     assert stats["p99_ms"] < 4 * stats["p50_ms"], stats
 
 
-# ---- what the server must not tell (issue 23, item 7) ------------------------------------------------
+# ---- what the server must not tell ---------------------------------------------------------------
 
 def test_no_redirect_from_a_forged_host(fast):
     """/api/search/ was a 307 to http://<the request's Host>/api/search, without the security headers."""

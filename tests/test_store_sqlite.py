@@ -296,7 +296,7 @@ def test_resume_with_a_mistyped_path_creates_nothing(tmp_path, capsys):
     assert not (tmp_path / "x.db").exists() and not (tmp_path / "x.db.lock").exists()
 
 
-# ---- paths that are not a store file (#23 item 10) -------------------------------------------------
+# ---- paths that are not a store file --------------------------------------------------------------
 
 def test_non_regular_file_is_refused_and_left_alone(tmp_path, capsys):
     """`--store /dev/null` left /dev/null-journal (and /dev/null.lock) behind: refused in one line."""

@@ -1,4 +1,4 @@
-"""The flat vector file `index` writes next to an SQLite store and search memory-maps (issue #24.4)."""
+"""The flat vector file `index` writes next to an SQLite store and search memory-maps."""
 from __future__ import annotations
 
 import numpy as np

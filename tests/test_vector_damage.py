@@ -1,4 +1,4 @@
-"""Damaged vector rows (issue #23.6): search and serve keep answering, `index` repairs, `--rebuild`."""
+"""Damaged vector rows: search and serve keep answering, `index` repairs, `--rebuild`."""
 from __future__ import annotations
 
 import json
