@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlparse
 
+from common import BENCH  # noqa: E402 - first: it puts the repository on sys.path
+
 from blockcrawl.extraction import blocks_from_dom
 from blockcrawl.extraction.registry import ALGORITHMS, get_selector, is_site
 from blockcrawl.parse import load
 
-DEFAULT_BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 DATASETS = ["aeb", "cleaneval-dev", "cleanportaleval"]
 
 
@@ -54,7 +54,7 @@ def run(algo: str, doms: dict[str, object], hosts: dict[str, str]) -> tuple[dict
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", default=os.environ.get("BLOCKCRAWL_BENCH", str(DEFAULT_BENCH)),
+    ap.add_argument("--bench", default=str(BENCH),
                     help="shared bench directory with score.py and data/ (default: %(default)s)")
     ap.add_argument("--algos", default="all,tps,cepr,cetr,template")
     ap.add_argument("--datasets", default=",".join(DATASETS))

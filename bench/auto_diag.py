@@ -37,15 +37,13 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH, ROOT  # noqa: E402 - first: it puts the repository on sys.path
 
 from blockcrawl.extraction import auto  # noqa: E402
 from blockcrawl.extraction.api import main_content, raw_body  # noqa: E402
 from blockcrawl.extraction.features import compute  # noqa: E402
 from blockcrawl.parse import TEXT, Dom, load  # noqa: E402
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 SETS = ["aeb", "cleaneval-dev", "cleanportaleval", "cetd", "msv", "wcxb-dev"]
 _TOK = re.compile(r"\w+")
 _SPLIT = re.compile(r"[^a-z0-9]+")
@@ -308,7 +306,7 @@ def cmd_time(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("cmd", choices=("diag", "sweep", "time"))
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
+    ap.add_argument("--bench", type=Path, default=BENCH)
     ap.add_argument("--datasets", nargs="+", default=SETS)
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--site", help="diag: only pages whose id starts with this")

@@ -32,8 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("BLOCKCRAWL_SHARED_BENCH", REPO.parent / "shared" / "bench"))
+from common import ROOT, SHARED  # noqa: E402 - first: it puts the repository on sys.path
 
 
 def inner(a: argparse.Namespace) -> None:
@@ -144,14 +143,14 @@ def main() -> None:
     netns = not a.no_netns and os.geteuid() == 0 and subprocess.run(
         ["unshare", "--net", "true"], capture_output=True).returncode == 0
     seeds = [f"http://127.0.0.{2 + h}:{a.port}/" for h in range(a.hosts)]
-    runner = [str(REPO / "bench" / "sendlog.py"), "sends.log"] if a.send_log else ["-m", "blockcrawl"]
+    runner = [str(ROOT / "bench" / "sendlog.py"), "sends.log"] if a.send_log else ["-m", "blockcrawl"]
     bc = [sys.executable, *runner, "crawl", *seeds, "--store", "crawl.db", "--no-progress",
           "--concurrency", str(a.concurrency), "--per-host", str(a.per_host), "--timeout", "10"]
     if a.workers is not None:
         bc += ["--workers", str(a.workers)]
     if a.delay is not None:
         bc += ["--delay", str(a.delay)]
-    os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     scrapy = [sys.executable, str(Path(a.shared) / "anchors" / "scrapy_bench.py"), "--hosts", str(a.hosts),
               "--port", str(a.port), "--delay", "0"]
     rows = []

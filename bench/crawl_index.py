@@ -32,12 +32,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, WTQ_DEV  # noqa: E402 - first: it puts the repository on sys.path
 from docsfixture import docs_site  # noqa: E402
-from tables import DEFAULT_DATA, load  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from tables import load  # noqa: E402
 
 
 def wiki_site(data: Path, n: int) -> dict[str, bytes]:
@@ -112,7 +110,7 @@ def _num(rx: str, text: str) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=Path, default=WTQ_DEV)
     ap.add_argument("--sites", default="wiki,docs")
     ap.add_argument("--pages", type=int, default=300, help="wtq-dev pages (wiki site)")
     ap.add_argument("--docs-pages", type=int, default=500)

@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import WTQ_DEV  # noqa: E402 - first: it puts the repository on sys.path
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
@@ -29,7 +30,7 @@ from blockcrawl.index.embed import MiniLMEmbedder, available_cpus  # noqa: E402
 from blockcrawl.records import embedding_text  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tables import DEFAULT_DATA, load  # noqa: E402
+from tables import load  # noqa: E402
 
 
 def chunk_texts(data: Path, n_pages: int) -> list[str]:
@@ -45,7 +46,7 @@ def chunk_texts(data: Path, n_pages: int) -> list[str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=Path, default=WTQ_DEV)
     ap.add_argument("--pages", type=int, default=20)
     ap.add_argument("--limit", type=int, default=1500, help="at most this many texts (default 1500)")
     ap.add_argument("--rounds", type=int, default=3)

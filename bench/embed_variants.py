@@ -22,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import WTQ_DEV  # noqa: E402 - first: it puts the repository on sys.path
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -75,7 +76,6 @@ def session(path: Path) -> object:
 
 
 def main() -> int:
-    from tables import DEFAULT_DATA
     from tokenizers import Tokenizer
 
     from blockcrawl.index.onnx_model import MAX_SEQ, model_dir
@@ -83,7 +83,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="+", type=Path, help="ONNX files; ratios are against the first")
     ap.add_argument("--ref", type=Path, required=True, help="the fp32 ONNX file (accuracy reference)")
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=Path, default=WTQ_DEV)
     ap.add_argument("--pages", type=int, default=10)
     ap.add_argument("--docs-pages", type=int, default=20)
     ap.add_argument("--limit", type=int, default=50, help="texts per source (default 50)")

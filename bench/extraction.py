@@ -32,20 +32,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH  # noqa: E402 - first: it puts the repository on sys.path
 
 from blockcrawl.extraction.api import extract  # noqa: E402
 from blockcrawl.extraction.registry import ALGORITHMS  # noqa: E402
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval", "cetd", "msv", "wcxb-dev")
 WCXB = "wcxb-dev"
 PAGE_TYPES = ("article", "documentation", "service", "forum", "collection", "listing", "product")
@@ -215,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Score blockcrawl's main-content algorithms and trafilatura on the shared "
                     "development sets. Reads ../shared/bench (data/ and score.py) next to the "
                     "repository unless --bench or $BLOCKCRAWL_BENCH says otherwise.")
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH,
+    ap.add_argument("--bench", type=Path, default=BENCH,
                     help="benchmark folder holding score.py and data/ (default: %(default)s)")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), metavar="NAME")
     ap.add_argument("--algorithms", nargs="+", metavar="NAME",

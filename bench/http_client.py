@@ -15,9 +15,8 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-SHARED = Path(os.environ.get("BLOCKCRAWL_SHARED_BENCH", Path(__file__).resolve().parents[1].parent / "shared" / "bench"))
+from common import SHARED  # noqa: E402 - first: it puts the repository on sys.path
 
 
 async def run_aiohttp(urls: list[str], conc: int) -> int:

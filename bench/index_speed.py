@@ -25,11 +25,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, WTQ_DEV  # noqa: E402 - first: it puts the repository on sys.path
 from crawl_index import serve, wiki_site  # noqa: E402
 from docsfixture import docs_site  # noqa: E402
-from tables import DEFAULT_DATA  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(tree: Path, cmd: list[str]) -> tuple[float, str]:
@@ -45,7 +43,7 @@ def run(tree: Path, cmd: list[str]) -> tuple[float, str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--old", type=Path, default=Path("/tmp/old"))
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--data", type=Path, default=WTQ_DEV)
     ap.add_argument("--sites", default="wiki,docs")
     ap.add_argument("--pages", type=int, default=40, help="wtq-dev pages (wiki site)")
     ap.add_argument("--docs-pages", type=int, default=150)

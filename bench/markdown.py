@@ -13,21 +13,18 @@ the blocks leave out (a lone heading is kept by both).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH  # noqa: E402 - first: it puts the repository on sys.path
 
 from blockcrawl.extraction.api import main_content, main_mask  # noqa: E402
 from blockcrawl.extraction.markdown import to_markdown  # noqa: E402
 from blockcrawl.parse import load  # noqa: E402
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval")
 
 _IMAGE = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\([^)\s]*\)")
@@ -53,7 +50,7 @@ def markdown_text(md: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
+    ap.add_argument("--bench", type=Path, default=BENCH)
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--algorithm", default="auto")
     args = ap.parse_args(argv)

@@ -25,16 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 import zlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH, ROOT  # noqa: E402 - first: it puts the repository on sys.path
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 LABELS = ROOT / "bench" / "nfas_labels.tsv"
 FEATURES_FILE = ROOT / "bench" / "nfas_features.jsonl"
 RULES_FILE = ROOT / "bench" / "nfas_rules.jsonl"
@@ -406,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="cut P(article) where P = R on the model's own training pages (the old way), "
                          "not on their out-of-fold predictions")
     ap.add_argument("--dataset", default="cetd", help="the set `time` reads (default: %(default)s)")
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="benchmark folder (default: %(default)s)")
+    ap.add_argument("--bench", type=Path, default=BENCH, help="benchmark folder (default: %(default)s)")
     args = ap.parse_args(argv)
     if args.step == "labels":
         write_labels(args.bench)

@@ -16,18 +16,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH  # noqa: E402 - first: it puts the repository on sys.path
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
-if not (DEFAULT_BENCH / "score.py").exists():
-    DEFAULT_BENCH = Path("/work/shared/bench")
 SETS = ("aeb", "cleaneval-dev", "cleanportaleval", "cetd", "msv", "wcxb-dev")
 
 
@@ -94,7 +89,7 @@ class OnePath:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="extract(), SitePipeline(mode='main') and the crawl worker on every "
                                              "page of the development sets: do they give one text?")
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="folder with score.py and data/")
+    ap.add_argument("--bench", type=Path, default=BENCH, help="folder with score.py and data/")
     ap.add_argument("--sets", nargs="+", default=list(SETS), metavar="NAME")
     ap.add_argument("--algorithm", default="auto")
     ap.add_argument("--limit", type=int, metavar="N", help="first N pages of each set")

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"
+from common import DATA  # noqa: E402 - first: it puts the repository on sys.path
 
 
 def load_pages(data: Path, limit: int) -> list[str]:
@@ -85,7 +85,7 @@ def _ancestors(dom, i):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="benchmark data folder (../shared/bench/data)")
+    ap.add_argument("--data", type=Path, default=DATA, help="benchmark data folder (../shared/bench/data)")
     ap.add_argument("--limit", type=int, default=60, help="pages per data set")
     args = ap.parse_args()
     if not args.data.exists():

@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import WTQ_DEV  # noqa: E402 - first: it puts the repository on sys.path
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tables  # noqa: E402
@@ -122,7 +123,7 @@ def grid(mode: str) -> list[Ranking]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=tables.DEFAULT_DATA)
+    ap.add_argument("--data", type=Path, default=WTQ_DEV)
     ap.add_argument("--pages", type=int, default=100)
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--modes", default="vector,hybrid")

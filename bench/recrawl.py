@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: E402,F401 - puts the repository on sys.path
 
 from blockcrawl.crawl import CrawlConfig, crawl  # noqa: E402
 from blockcrawl.crawl.process import PipelineSpec  # noqa: E402

@@ -34,8 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("BLOCKCRAWL_SHARED_BENCH", REPO.parent / "shared" / "bench"))
+from common import ROOT, SHARED  # noqa: E402 - first: it puts the repository on sys.path
 
 
 def free_port() -> int:
@@ -211,7 +210,7 @@ def main() -> None:
     if shutil.which("redis-server") is None:
         sys.exit("bench/scale.py: redis-server is not installed (Debian: apt-get install redis-server)")
     Path(a.out).mkdir(parents=True, exist_ok=True)
-    os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     rows = []
     for mode in a.modes:
         extract = mode == "full"

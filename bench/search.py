@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from common import DATA  # noqa: E402 - first: it puts the repository on sys.path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from blockcrawl import SitePipeline  # noqa: E402
@@ -46,7 +46,6 @@ from blockcrawl.index.schema import ensure_schema, set_meta, vector_key  # noqa:
 from blockcrawl.retrieval import search  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"
 DATASETS = ("aeb", "cleaneval-dev", "cleanportaleval")
 _WORDS = re.compile(r"\w+", re.UNICODE)
 SHINGLE = 8  # a chunk is relevant to a section when they share an 8-word run
@@ -739,8 +738,8 @@ def print_recall(rec: dict, n_pages: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=Path(os.environ.get("BLOCKCRAWL_BENCH_DATA", DEFAULT_DATA)),
-                    help=f"benchmark pages (default {DEFAULT_DATA}, or $BLOCKCRAWL_BENCH_DATA)")
+    ap.add_argument("--data", type=Path, default=Path(os.environ.get("BLOCKCRAWL_BENCH_DATA", DATA)),
+                    help=f"benchmark pages (default {DATA}, or $BLOCKCRAWL_BENCH_DATA)")
     ap.add_argument("--pages", type=int, default=120, help="pages for the build and recall parts (default 120)")
     ap.add_argument("--sizes", default="10000,100000", help="synthetic store sizes for latency")
     ap.add_argument("--queries", type=int, default=200, help="max queries (recall) (default 200)")

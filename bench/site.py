@@ -46,12 +46,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH, ROOT  # noqa: E402 - first: it puts the repository on sys.path
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
-if not (DEFAULT_BENCH / "score.py").exists():
-    DEFAULT_BENCH = Path("/work/shared/bench")
 SETS = ("cleanportaleval", "cetd", "msv")
 PEERS = ("extract", "trafilatura", "readability")  # extract: blockcrawl.extract(bytes, url) alone, no crawl
 INDEX = "/sitebench-index.html"
@@ -463,7 +459,7 @@ def tables(results: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Crawl the site-grouped development sets as real sites on loopback "
                                              "with the blockcrawl CLI; score beside trafilatura and readability.")
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="folder with score.py and data/")
+    ap.add_argument("--bench", type=Path, default=BENCH, help="folder with score.py and data/")
     ap.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS, metavar="NAME")
     ap.add_argument("--algorithms", nargs="+", default=["auto", "site"], metavar="NAME",
                     help="crawl --algorithm values (default: auto site); unknown ones are skipped")

@@ -15,15 +15,13 @@ import argparse
 import itertools
 import json
 import math
-import os
 import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH  # noqa: E402 - first: it puts the repository on sys.path
 
 from blockcrawl.extraction import site as site_pkg  # noqa: E402
 from blockcrawl.extraction.api import main_content  # noqa: E402
@@ -32,7 +30,6 @@ from blockcrawl.extraction.site import model as site_model  # noqa: E402
 from blockcrawl.extraction.site import patterns as site_patterns  # noqa: E402
 from blockcrawl.parse import Dom, load  # noqa: E402
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 DATASETS = ("cleanportaleval", "cetd", "msv")
 GRID: dict[str, tuple[Any, ...]] = {
     # what a page keeps: auto's nodes and the patterns' ("union"), the patterns' only inside auto's
@@ -284,7 +281,7 @@ def row(ds: str, name: str, res: dict[str, float], extra: str = "") -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Score the `site` algorithm (site learning) against "
                                  "`auto` on the site-grouped development sets.")
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
+    ap.add_argument("--bench", type=Path, default=BENCH)
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--learn-pages", type=int, default=site_pkg.LEARN_PAGES)
     ap.add_argument("--limit", type=int, help="at most this many pages per site (quick runs)")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import statistics
 import sys
 import time
@@ -28,8 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import BENCH, ROOT  # noqa: E402 - first: it puts the repository on sys.path
+
 sys.path.insert(0, str(ROOT / "bench"))
 
 from extraction import page_types, word_f1  # noqa: E402
@@ -38,7 +37,6 @@ from blockcrawl.extraction import sitetemplate as st  # noqa: E402
 from blockcrawl.extraction.api import main_content  # noqa: E402
 from blockcrawl.parse import load  # noqa: E402
 
-DEFAULT_BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH") or ROOT.parent / "shared" / "bench")
 SETS = ("cleanportaleval", "cetd", "msv", "wcxb-dev", "aeb", "cleaneval-dev")
 GRID: dict[str, tuple[Any, ...]] = {
     "combine": ("and", "typed"),
@@ -162,7 +160,7 @@ def objective(res: dict[str, Any], preds: dict[str, str]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="auto+template vs auto on the site-grouped sets (offline)")
-    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
+    ap.add_argument("--bench", type=Path, default=BENCH)
     ap.add_argument("--sets", nargs="+", default=list(SETS))
     ap.add_argument("--learn-pages", type=int, default=20)
     ap.add_argument("--fit", action="store_true", help="the GRID, leave one set out")

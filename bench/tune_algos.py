@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import os
 import sys
-from pathlib import Path
+
+from common import BENCH  # noqa: E402 - first: it puts the repository on sys.path
 
 from blockcrawl.extraction import blocks_from_dom, cepr, cetr, tps
 from blockcrawl.extraction.tagpath import mask_from_nodes
 from blockcrawl.parse import load
 
-BENCH = Path(os.environ.get("BLOCKCRAWL_BENCH", Path(__file__).resolve().parents[1].parent / "shared" / "bench"))
 sys.path.insert(0, str(BENCH))
 score = importlib.import_module("score")
 DATA = str(BENCH / "data")

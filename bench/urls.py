@@ -18,14 +18,12 @@ import gzip
 import importlib.util
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from common import ROOT  # noqa: E402 - first: it puts the repository on sys.path
 
 from blockcrawl.crawl import urls as new  # noqa: E402
 from blockcrawl.crawl.links import base_url, raw_links  # noqa: E402
