@@ -31,7 +31,7 @@ from .extraction.api import DEFAULT_ALGORITHM, DEFAULT_MAX_BYTES, blocks_text, m
 from .extraction.blocks import blocks_from_dom
 from .extraction.records import KIND as RECORD_KIND
 from .extraction.records import page_heading, record_block, said_elsewhere
-from .extraction.registry import Selector, get, validate
+from .extraction.registry import LEARN_PAGES, Selector, get, validate
 from .parse import Dom, load
 from .records import Block, Chunk, PageInfo
 
@@ -70,7 +70,7 @@ class PipelineConfig:
     max_bytes: int = DEFAULT_MAX_BYTES
     # algorithms `site` and `auto+template`: learn the site model after this many pages, or this
     # many seconds after the first page (checked at each page), whichever comes first
-    learn_pages: int = 20
+    learn_pages: int = LEARN_PAGES
     learn_seconds: float = 60.0
     # mode main: pages the news-page classifier (extraction.nfas) does not call articles give no
     # blocks and do not enter the site's dedup (crawl --only-articles): a listing's teaser

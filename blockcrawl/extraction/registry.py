@@ -37,6 +37,8 @@ SiteSelector = Callable[[list["Dom"]], list[Mask]]
 Target = str | Callable[..., Any]
 
 ENTRY_POINT_GROUP = "blockcrawl.algorithms"
+# pages a site algorithm learns on before it selects by its model (PipelineConfig.learn_pages)
+LEARN_PAGES = 20
 
 
 def _load(target: Target) -> Callable[..., Any]:

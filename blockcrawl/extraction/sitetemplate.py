@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ..parse import TEXT, Dom
+from .registry import LEARN_PAGES
 from .text import INLINE_TAGS
 
 FORMAT = "template/1"
@@ -297,6 +298,4 @@ class TemplateLearner:
 def select_site(doms: Sequence[Dom]) -> list[Mask]:
     """Site selector of `auto+template` (process_site, bench): learn on the first pages (the
     pipeline's default learn_pages), select every page."""
-    from ..pipeline import DEFAULTS
-
-    return [m for m, _ in TemplateLearner(DEFAULTS.learn_pages, 0.0).learn_site(doms)]
+    return [m for m, _ in TemplateLearner(LEARN_PAGES, 0.0).learn_site(doms)]

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .onnx_model import PRECISIONS
 from .threads import torch_single_thread
-
-PRECISIONS = ("int8", "fp32")  # index.onnx_model.PRECISIONS, repeated: that module imports onnx helpers
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .embed import PRECISIONS
+PRECISIONS = ("int8", "fp32")  # the graphs written here (embed.MiniLMEmbedder's precision)
 
 # bump when the graph written here changes: the cache key includes it. 4: fused ops (MultiHeadAttention,
 # SkipLayerNormalization, BiasGelu), FFN output MatMuls kept fp32 (2 and 3 were experiments left in

@@ -16,9 +16,9 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..crawl.frontier import IN_FLIGHT, QUEUED, Item
 from ..errors import StoreError
-from .base import guard
+from ..frontier_item import IN_FLIGHT, QUEUED, Item
+from .core import guard
 
 if TYPE_CHECKING:
     from .core import SqlCore

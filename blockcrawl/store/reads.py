@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import NotIndexed, StoreError
+from ..frontier_item import STATE_NAMES
 from .core import SqlCore, _hosts, _hosts_lock, guard, hostport, strip_port, vectors_from
 from .protocols import RECORD_KINDS, StoredChunk
 
@@ -226,8 +227,6 @@ class StoreReads(SqlCore):
     # ------------------------------------------------------------------ RecordSource (export)
     def records(self, what: str) -> Iterator[dict[str, object]]:
         """Streamed: a million chunks never sit in memory at once."""
-        from ..crawl.frontier import STATE_NAMES
-
         if what not in _EXPORTS:
             raise StoreError(f"cannot export {what!r}: one of {', '.join(RECORD_KINDS)}")
         sql, cols = _EXPORTS[what]
