@@ -177,6 +177,36 @@ def test_every_benchmark_section_names_its_command() -> None:
     assert not bad, f"benchmark sections without a command: {bad}"
 
 
+# A file path in a code span (`crawl/engine.py`, `tests/test_x.py::test_y`): relative to the
+# repository, to blockcrawl/ or to the page. A part in capitals is a placeholder (`cli/NAME_cmd.py`).
+_PATH_SPAN = re.compile(r"^[\w.-]+(?:/[\w.-]+)+\.(?:py|md|json|jsonl|toml|sh|html|tsv|txt)$")
+
+
+def dead_paths(page: Path) -> list[str]:
+    bad = []
+    for line in page.read_text(encoding="utf-8").splitlines():
+        for span in re.findall(r"`([^`\s]+)`", line):
+            path = span.split("::")[0]
+            if not _PATH_SPAN.match(path) or any(part.isupper() for part in re.split(r"[/_.]", path)):
+                continue
+            if not any((base / path).exists() for base in (ROOT, ROOT / "blockcrawl", page.parent)):
+                bad.append(f"{_name(page)}: `{span}` (no such file)")
+    return bad
+
+
+def test_dead_paths_found(tmp_path: Path) -> None:
+    page = tmp_path / "a.md"
+    page.write_text("`crawl/engine.py` `tests/test_docs.py::test_x` `cli/NAME_cmd.py` `a.md`\n"
+                    "`tests/test_gone.py` and `store/nothing.py`\n", encoding="utf-8")
+    assert dead_paths(page) == ["a.md: `tests/test_gone.py` (no such file)", "a.md: `store/nothing.py` (no such file)"]
+
+
+def test_docs_cite_existing_files() -> None:
+    """Every file a page names in a code span exists: a moved module or test leaves no dead citation."""
+    bad = [b for page in _pages() if page.exists() for b in dead_paths(page)]
+    assert not bad, "\n".join(bad)
+
+
 # ---- code says what it does now: no history in code, tests or bench --------------------------------
 
 # The patterns the before-stop hook warns about, and the merge markers and issue references beside them.

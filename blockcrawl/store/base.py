@@ -1,8 +1,8 @@
 """The store contract written once: every method whose SQL both backends share (SqlStore).
 
-SqliteStore (store.sqlite) and PostgresStore (store.postgres) differed in 38% of 1,559 lines before
-this class, and had begun to drift (chunks_to_embed ordered by id in one only, site_models kept the
-learned time in one only). What still differs is a small set of hooks, each a few lines:
+SqliteStore (store.sqlite) and PostgresStore (store.postgres) share it so that they cannot drift
+apart (two copies did: an order by id in one only, a stored time in one only). What differs is a
+small set of hooks, each a few lines:
 
 - placeholders: the SQL here is written with `?`; `_q` turns it into the driver's (`%s` for psycopg);
 - upserts: both speak `INSERT ... ON CONFLICT (key) DO UPDATE/NOTHING` (SQLite >= 3.24), no hook;
