@@ -18,8 +18,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from .require import need_module, skip_or_fail
 from .servers import free_port
 
@@ -99,9 +97,8 @@ class PgServer:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    """The session's cluster (a test module imports this fixture: `from .pgserver import pg_server`)."""
+def pg_server_running() -> Iterator[PgServer]:
+    """A cluster for the whole session (the `pg_server` fixture of tests/conftest.py)."""
     need_module("psycopg", "the PostgreSQL store needs psycopg: pip install 'blockcrawl[postgres]'")
     bindir = _bindir()
     if bindir is None:

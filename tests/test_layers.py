@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,8 +75,9 @@ def _targets(name: str, path: Path, is_pkg: bool, known: dict[str, tuple[Path, b
             yield from (alias.name for alias in node.names)
 
 
+@cache
 def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports (anywhere in the file)."""
+    """Module -> the package's modules it imports (anywhere in the file); read once per package."""
     known = modules(package)
     top = package.name
     return {name: {t for t in _targets(name, path, is_pkg, known)

@@ -18,7 +18,7 @@ from blockcrawl.store import SqliteStore, open_store
 from blockcrawl.store import schema as sqlite_schema
 
 from .crawlsite import Route, Site
-from .pgserver import PASSWORD, fresh_db, pg_server  # noqa: F401 - the session fixture
+from .pgserver import PASSWORD, fresh_db
 from .search_pages import PAGES
 
 pytest.importorskip("psycopg")
@@ -77,7 +77,7 @@ def _without(rec: dict, *keys: str) -> dict:
 # ---------------------------------------------------------------------- opening, migrations
 
 
-def test_open_store_picks_backend_and_hides_password(tmp_path, pg_server):  # noqa: F811
+def test_open_store_picks_backend_and_hides_password(tmp_path, pg_server):
     st = open_store(tmp_path / "a.db")
     assert isinstance(st, SqliteStore)
     st.close()
@@ -88,7 +88,7 @@ def test_open_store_picks_backend_and_hides_password(tmp_path, pg_server):  # no
     assert pgschema.SCHEMA_VERSION >= sqlite_schema.SCHEMA_VERSION  # same numbering: never behind SQLite
 
 
-def test_migrations_from_empty_database(pg_server):  # noqa: F811
+def test_migrations_from_empty_database(pg_server):
     dsn = fresh_db(pg_server)
     with pytest.raises(StoreMissing):
         open_store(dsn, readonly=True)
@@ -130,7 +130,7 @@ def test_migrations_from_empty_database(pg_server):  # noqa: F811
         open_store(old)
 
 
-def test_version_5_keyword_columns_are_redone_with_cjk_bigrams(pg_server):  # noqa: F811
+def test_version_5_keyword_columns_are_redone_with_cjk_bigrams(pg_server):
     """Schema 6 recomputes tsv of the chunks holding CJK text (their runs as bigrams, store.cjk)."""
     import psycopg
 
@@ -154,7 +154,7 @@ def test_version_5_keyword_columns_are_redone_with_cjk_bigrams(pg_server):  # no
         assert db.execute("SELECT tsv::text FROM chunks WHERE url = 'http://en.test/'").fetchone() == en
 
 
-def test_concurrent_first_open_migrates_once(pg_server):  # noqa: F811
+def test_concurrent_first_open_migrates_once(pg_server):
     dsn = fresh_db(pg_server)
     errors: list[BaseException] = []
 
@@ -176,7 +176,7 @@ def test_concurrent_first_open_migrates_once(pg_server):  # noqa: F811
 # ---------------------------------------------------------------------- the same records as SQLite
 
 
-def test_records_equal_sqlite(tmp_path, pg_server):  # noqa: F811
+def test_records_equal_sqlite(tmp_path, pg_server):
     path, dsn = _both(tmp_path, pg_server, {**PAGES, **dict(list(EXTRA.items())[:6])})
     with SqliteStore(path, readonly=True) as sq, open_store(dsn, readonly=True) as pg:
         for what in ("pages", "blocks", "chunks", "frontier"):
@@ -198,7 +198,7 @@ def test_records_equal_sqlite(tmp_path, pg_server):  # noqa: F811
         assert sq.recrawl_pages()[0][:2] == pg.recrawl_pages()[0][:2]
 
 
-def test_concurrent_writers_of_different_pages(pg_server):  # noqa: F811
+def test_concurrent_writers_of_different_pages(pg_server):
     """Four writers, each saving its own pages (and all of them one shared URL) in interleaved
     transactions: every page once, with exactly its own blocks and chunks."""
     dsn = fresh_db(pg_server)
@@ -237,7 +237,7 @@ def _overlap(a: list[int], b: list[int]) -> float:
     return len(set(a) & set(b)) / len(set(a) | set(b)) if a or b else 1.0
 
 
-def test_keyword_ranking_matches_sqlite_bm25(tmp_path, pg_server):  # noqa: F811
+def test_keyword_ranking_matches_sqlite_bm25(tmp_path, pg_server):
     """Same chunks in both stores (same ids): the same ranked ids and bm25 scores for every query,
     with the common-terms rule off and on (a low threshold makes 'europe' and 'news' common)."""
     from blockcrawl.store.sqlite import keyword_ranked as sqlite_ranked
@@ -270,7 +270,7 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("cmd", [("search", "x"), ("export",), ("index",), ("crawl", "http://127.0.0.1:9/")])
-def test_bad_dsn_is_one_line_exit_2(cmd, pg_server):  # noqa: F811
+def test_bad_dsn_is_one_line_exit_2(cmd, pg_server):
     for dsn in ("postgresql://bob:s3cretpw@127.0.0.1:1/db",  # nothing listens
                 pg_server.dsn().replace(PASSWORD, "s3cretpw"),  # a wrong password
                 pg_server.dsn("no_such_db"),  # no such database
@@ -293,7 +293,7 @@ def _site() -> Site:
 
 
 @pytest.mark.slow
-def test_cli_crawl_index_search_export_like_sqlite(tmp_path, pg_server):  # noqa: F811
+def test_cli_crawl_index_search_export_like_sqlite(tmp_path, pg_server):
     """`crawl`, `index`, `search` and `export` with --store postgresql://...: the same pages, chunks
     and search results as the same commands on an SQLite file."""
     site = _site()
@@ -338,7 +338,7 @@ def test_cli_crawl_index_search_export_like_sqlite(tmp_path, pg_server):  # noqa
 
 
 @pytest.mark.slow
-def test_vector_search_identical_order(tmp_path, pg_server):  # noqa: F811
+def test_vector_search_identical_order(tmp_path, pg_server):
     """The same embedder over the same chunks: the same vectors (bytes) and the same vector order."""
     import numpy as np
 
@@ -379,7 +379,7 @@ class _FlatEmbedder:
         return np.full((len(texts), 4), 0.5, dtype=np.float32)
 
 
-def test_serve_on_postgres(pg_server):  # noqa: F811
+def test_serve_on_postgres(pg_server):
     """`serve` over a PostgreSQL store: the request threads read through their own connections."""
     import urllib.request
 

@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from blockcrawl.errors import ConfigError, StoreError
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site
-from .servers import RedisServer, free_port, redis_server_in
+from .servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 # seconds of arrival-time noise allowed within one worker: none, since tests/crawlsite.py stamps
@@ -111,11 +110,6 @@ def reference(sites: list[Site], tmp_path: Path, **kw) -> dict[str, tuple[int, i
     crawl(store, CrawlConfig(seeds=[sites[0].origin + "/p0.html"], progress=False, backoff=0.05, **kw), SPEC)
     store.close()
     return stored(tmp_path / "single.db")
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    yield from redis_server_in(tmp_path)
 
 
 def _cli(*args: str) -> subprocess.Popen[str]:

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from .pgserver import PASSWORD, fresh_db, pg_server  # noqa: F401 - the session fixture
-from .test_redis_frontier import (  # noqa: F401 - redis_server is a fixture
+from .pgserver import PASSWORD, fresh_db
+from .test_redis_frontier import (
     _cli,
     _requests,
     gap_violations,
     kill_when_working,
     multi_site,
-    redis_server,
     stored,
 )
 
@@ -31,7 +30,7 @@ def pg_stored(dsn: str) -> dict[str, tuple[int, int]]:
 
 
 @pytest.mark.slow
-def test_two_workers_one_postgres_store_kill_one(redis_server, pg_server, tmp_path: Path):  # noqa: F811
+def test_two_workers_one_postgres_store_kill_one(redis_server, pg_server, tmp_path: Path):
     delay = 0.1
     sites = multi_site(4, 25, latency=0.02)
     try:

@@ -36,7 +36,7 @@ from blockcrawl.store import (
     open_store,
 )
 
-from .pgserver import fresh_db, pg_server  # noqa: F401 - the session fixture
+from .pgserver import fresh_db
 from .search_pages import PAGES
 from .test_seed000_blocks import PAGE1
 
