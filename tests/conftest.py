@@ -31,6 +31,7 @@ BROWSER_NAMES = frozenset({"sync_playwright", "async_playwright", "CHROMIUM_ARGS
 BROWSER_WORDS = ("chromium", "browser", "rendering")
 SERVER_NAMES = frozenset({
     "Site", "ThreadingHTTPServer", "HTTPServer", "redis_server_in", "RedisServer", "PgServer",
+    "create_server", "start_server", "serve_forever",  # a test module's own socket server
     "pg_server", "redis_server",  # fixtures
     "subprocess", "Popen",  # the CLI or a server in a process of its own
     # the embedding model: loaded, or its ONNX graph built
