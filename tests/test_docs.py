@@ -266,3 +266,17 @@ def test_history_pending_files_still_pending() -> None:
     """A file in HISTORY_PENDING that is clean leaves the list (so the exceptions only shrink)."""
     clean = sorted(f for f in HISTORY_PENDING if not (ROOT / f).exists() or not history_lines(ROOT / f))
     assert not clean, "clean now, remove from HISTORY_PENDING: " + ", ".join(clean)
+
+
+_DOC_HISTORY = re.compile(
+    r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth) session"
+    r"|(?<![\w#&])#\d{1,3}(\.\d+|\s+item|'s)\b|--- ?end \w+ ?---|adjust after .{0,40}merge", re.IGNORECASE)
+
+
+def test_docs_carry_no_session_or_issue_numbers() -> None:
+    """The docs say how things are, not which session or issue made them so (a decision record
+    has the date; the measured choice is its content)."""
+    bad = [f"{_name(page)}:{n}: {line.strip()}" for page in _pages() if page.exists()
+           for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1) if _DOC_HISTORY.search(line)]
+    assert not bad, "\n".join(bad)
+
