@@ -7,6 +7,9 @@ Tiers (registered in pyproject.toml):
 - browser: drives headless Chromium;
 - slow: long runs (full fuzzing, kill -9 loops), marked in their modules.
 
+The tiers are disjoint and together hold every test: `pytest -m slow` runs the slow ones whatever
+else they need.
+
 A test's tier comes from what it reaches: the names its function (and the functions and fixtures it
 uses from its module or the test helpers) refer to, read from their code objects once per
 collection. No test file sets servers, browser or fast itself.
@@ -37,8 +40,6 @@ SERVER_NAMES = frozenset({
     # the embedding model: loaded, or its ONNX graph built
     "indexed", "build_index", "default_embedder", "MiniLMEmbedder", "model_path", "build_graph",
 })
-TEST_HELPERS = frozenset({"tests.crawlsite", "tests.servers", "tests.pgserver", "tests.search_pages",
-                          "tests.docsite", "tests.shopsite"})
 
 
 @pytest.fixture(scope="session")
@@ -91,7 +92,7 @@ def reached(fn: Callable[..., Any], depth: int = 4) -> set[str]:
         for name in names:
             target = module_globals.get(name)
             mod = getattr(target, "__module__", "") or ""
-            if mod.startswith("tests") and (callable(target)):
+            if (mod == "tests" or mod.startswith("tests.")) and callable(target):
                 todo.append((target, d - 1))
     return out
 
@@ -116,8 +117,7 @@ def tier(item: pytest.Item) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test gets one tier: slow (its module says so), else browser, servers or fast."""
     for item in items:
-        t = tier(item)
-        if t == "fast" and item.get_closest_marker("slow") is not None:
-            continue  # slow says it already
-        item.add_marker(getattr(pytest.mark, t))
+        if item.get_closest_marker("slow") is None:
+            item.add_marker(getattr(pytest.mark, tier(item)))
