@@ -1,6 +1,6 @@
 """Optional approximate nearest-neighbour index (HNSW via hnswlib) for large stores.
 
-Chosen by measurement (docs/search.md): on 100k x 384 synthetic unit vectors hnswlib built in
+Chosen by measurement (docs/decisions/0004-ann-hnswlib.md): on 100k x 384 synthetic unit vectors hnswlib built in
 14 s vs usearch 42 s, answered in 0.2 ms vs 0.65 ms, with higher recall at the same graph settings.
 Again on 100k realistic vectors (M 16, ef_construction 100, 2 threads, load ~14): hnswlib
 81 s, usearch f32 197 s; usearch i8 81 s in 85 MB (hnswlib 168 MB) but recall@10 against exact
