@@ -20,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:
     import hnswlib
 
-# Measured on realistic synthetic stores (bench/search.py, docs/search.md "ANN at 10^6"). At 10^6
+# Measured on realistic synthetic stores (bench/search.py, docs/search.md "Approximate search at 10^6"). At 10^6
 # chunks, M 16, ef_construction 100, recall@10 against exact search for real questions / hold-out
 # vectors was 0.929 / 0.977 at ef 400, 0.979 / 0.984 at 1600 and 0.985 / 0.991 at 3200, at 1.4, 5.3
 # and 8.1 ms a graph query (load ~13 on 2 cores): the store is dense, the exact top 10 a run of
