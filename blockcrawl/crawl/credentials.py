@@ -137,16 +137,17 @@ class Credentials:
             import yarl
             try:
                 u = yarl.URL(proxy)
-                user, password, raw_user, raw_password = u.user, u.password, u.raw_user, u.raw_password
+                parts = (u.user or "", u.password or "", u.raw_user or "", u.raw_password or "")
             except ValueError:  # a malformed variable: its userinfo as written
                 info = proxy.partition("://")[2].partition("/")[0].rpartition("@")[0]
-                user, _, password = info.partition(":")
-                raw_user, raw_password = user, password
-            if password:
-                out.add(password)
-                out.add(raw_password or password)
-            if user and password:
-                out.add(f"{raw_user}:{raw_password}@")
+                name, _, secret = info.partition(":")
+                parts = (name, secret, name, secret)
+            puser, ppass, raw_user, raw_pass = parts
+            if ppass:
+                out.add(ppass)
+                out.add(raw_pass or ppass)
+            if puser and ppass:
+                out.add(f"{raw_user}:{raw_pass}@")
         return sorted((s for s in out if s), key=len, reverse=True)
 
     def proxy_for(self, url: str) -> str | None:
