@@ -186,15 +186,19 @@ def _read(item: str, limit: int, timeout: float) -> tuple[bytes, str, str | None
 
 
 def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
+    """One page's output. Text and Markdown carry no terminal control characters (plaintext.plain);
+    JSON escapes them."""
+    from ..plaintext import plain
+
     if fmt == "markdown":
-        out.write(f"<!-- {res.url} -->\n")
-        out.write(res.markdown + "\n")
+        out.write(f"<!-- {plain(res.url)} -->\n")
+        out.write(plain(res.markdown or "") + "\n")
         return
     if mode == "text":
         if fmt == "jsonl":
             out.write(json.dumps({"url": res.url, "title": res.title, "text": res.text}, ensure_ascii=False) + "\n")
         else:
-            out.write(res.text + "\n\n")
+            out.write(plain(res.text) + "\n\n")
         return
     if fmt == "jsonl":
         for c in res.chunks:
@@ -203,7 +207,7 @@ def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
                                   "block_hash": c.block_hash, "n_tokens": c.n_tokens}, ensure_ascii=False) + "\n")
     else:
         for c in res.chunks:
-            out.write(c.text + "\n\n")
+            out.write(plain(c.text) + "\n\n")
 
 
 def run(args: argparse.Namespace) -> int:
