@@ -191,8 +191,8 @@ def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
     from ..plaintext import plain
 
     if fmt == "markdown":
-        out.write(f"<!-- {plain(res.url)} -->\n")
-        out.write(plain(res.markdown or "") + "\n")
+        out.write(f"<!-- {plain(str(res.url))} -->\n")
+        out.write(plain(res.markdown) + "\n")
         return
     if mode == "text":
         if fmt == "jsonl":
