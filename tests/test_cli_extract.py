@@ -295,3 +295,14 @@ def test_extract_judges_every_hop_after_dns_and_never_prints_userinfo():
         assert b"secret page" in body
     finally:
         site.stop()
+
+
+def test_an_unknown_encoding_is_an_error(tmp_path):
+    page = tmp_path / "p.html"
+    page.write_bytes("<p>caf\u00e9 au lait</p>".encode("latin-1"))
+    r = run("extract", str(page), "--encoding", "nope", "--mode", "text")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert err.strip() == "blockcrawl extract: --encoding: unknown character set 'nope'", err
+    r = run("extract", str(page), "--encoding", "latin-1", "--mode", "text", "--format", "text")
+    assert r.returncode == 0 and "caf\u00e9" in r.stdout.decode(), r.stderr

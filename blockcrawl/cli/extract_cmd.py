@@ -325,6 +325,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.timeout <= 0 or args.timeout != args.timeout:
         raise ConfigError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    if args.encoding:
+        import codecs
+
+        try:
+            codecs.lookup(args.encoding)
+        except LookupError:
+            raise ConfigError(f"--encoding: unknown character set {args.encoding[:100]!r}") from None
     # every extraction option is checked here, once (ConfigError: one line, exit 2)
     config = PipelineConfig(mode=args.mode, algorithm=args.algorithm, chunk_size=args.chunk_size,
                             overlap=args.overlap, tokenizer=args.tokenizer, dedup=not args.no_dedup,
