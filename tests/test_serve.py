@@ -581,3 +581,14 @@ def test_cli_serve_off_loopback_warns_and_checks_the_host(store):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_integers_are_plain_digits(fast):
+    """int() reads "1_0" as 10, "+5" as 5, " 5" and "٥" (Arabic-Indic five) as 5: the API took them."""
+    base = "http://{}:{}".format(*fast.server_address)
+    for name in ("k", "offset", "per_page"):
+        for raw in ("1_0", "+5", " 5", "5 ", "\u0665", "-1", "0x5", "5.0"):
+            status, body = api(base, q="bread", mode="keyword", **{name: raw})
+            assert status == 400 and body["error"].startswith(f"{name} must be"), (name, raw, body)
+    status, body = api(base, q="bread", mode="keyword", k="2", offset="0", per_page="0")
+    assert status == 200 and body["k"] == 2

@@ -186,10 +186,9 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
                                     ("offset", 0, "an integer >= 0"),
                                     ("per_page", PER_PAGE, "an integer >= 0 (0: no limit)")):
             raw = params.get(name, "")
-            try:
-                ints[name] = int(raw) if raw else default
-            except ValueError:
+            if raw and not (raw.isascii() and raw.isdigit()):  # int() also takes "1_0", "+5", " 5", "٥"
                 return _json(400, {"error": f"{name} must be {what}"})
+            ints[name] = int(raw) if raw else default
         # an empty parameter is an absent one (a form's blank field)
         site, prefix, context, kind, lang, since = (params.get(n) or None for n in (
             "site", "url_prefix", "context", "kind", "lang", "since"))
