@@ -592,3 +592,13 @@ def test_integers_are_plain_digits(fast):
             assert status == 400 and body["error"].startswith(f"{name} must be"), (name, raw, body)
     status, body = api(base, q="bread", mode="keyword", k="2", offset="0", per_page="0")
     assert status == 200 and body["k"] == 2
+
+
+def test_host_names_read_from_headers_and_options():
+    from blockcrawl.retrieval.serve import allowed_hosts, host_name
+
+    assert host_name(b"[::1]:8000") == "::1" == host_name(b"::1") and host_name(b"Example.ORG.:80") == "example.org"
+    assert host_name(b"search.lan") == "search.lan" and host_name(b"[fe80::1]") == "fe80::1"
+    assert "::1" in allowed_hosts("::1") and "::" in allowed_hosts("::") and "10.0.0.5" in allowed_hosts("10.0.0.5")
+    assert allowed_hosts("0.0.0.0", ("search.lan:8000", "[fd00::5]")) >= {"search.lan", "fd00::5", "0.0.0.0", "localhost"}
+    assert allowed_hosts("127.0.0.1", ("*",)) is None

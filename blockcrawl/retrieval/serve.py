@@ -242,6 +242,8 @@ def host_name(header: bytes) -> str:
     """The name in a Host header, lower case, without port, brackets or a trailing dot
     ("[::1]:8000" -> "::1", "LocalHost.:80" -> "localhost")."""
     h = header.decode("latin-1").strip().lower()
+    if h.count(":") > 1 and not h.startswith("["):  # a bare IPv6 address (a --host or --allowed-host value)
+        return h
     if h.startswith("["):
         h = h[1:h.find("]")] if "]" in h else h[1:]
     else:
