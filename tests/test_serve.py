@@ -602,3 +602,35 @@ def test_host_names_read_from_headers_and_options():
     assert "::1" in allowed_hosts("::1") and "::" in allowed_hosts("::") and "10.0.0.5" in allowed_hosts("10.0.0.5")
     assert allowed_hosts("0.0.0.0", ("search.lan:8000", "[fd00::5]")) >= {"search.lan", "fd00::5", "0.0.0.0", "localhost"}
     assert allowed_hosts("127.0.0.1", ("*",)) is None
+
+
+def test_uvicorn_is_in_the_range_the_protocol_was_tested_on():
+    """serve.Protocol relies on uvicorn internals (docs/decisions/0100-serve-uvicorn-protocol.md): the
+    installed uvicorn must be inside pyproject's pin, and what the subclass uses must be there."""
+    import asyncio
+
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from blockcrawl.retrieval.serve import Protocol
+
+    pin = re.search(r'"(uvicorn>=([\d.]+),<([\d.]+))"', (ROOT / "pyproject.toml").read_text())
+    assert pin, "pyproject.toml: uvicorn pinned to a range"
+    low, high = pin.group(2), pin.group(3)
+
+    def version(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+    assert version(low) <= version(uvicorn.__version__) < version(high), (uvicorn.__version__, pin.group(1))
+    overridden = {"connection_made", "data_received", "on_message_begin", "on_headers_complete", "connection_lost"}
+    assert overridden <= {n for n in vars(Protocol) if not n.startswith("__")} | overridden
+    for name in overridden:
+        assert callable(getattr(HttpToolsProtocol, name, None)), name
+    config = uvicorn.Config(lambda scope, receive, send: None, http=Protocol, lifespan="off")
+    config.load()
+    loop = asyncio.new_event_loop()
+    try:
+        proto = Protocol(config=config, server_state=uvicorn.server.ServerState(), app_state={}, _loop=loop)
+        assert proto.loop is loop and hasattr(proto, "cycle") and hasattr(proto, "transport")
+    finally:
+        loop.close()
