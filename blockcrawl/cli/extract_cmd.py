@@ -220,7 +220,7 @@ def fetch(url: str, limit: int, timeout: float, allow_private: bool = False,
     deadline = time.monotonic() + timeout
     result: list[tuple[bytes, str, str | None] | BaseException] = []
     # the URL is the seed; a proxy from the environment is connected to as crawl connects to --proxy
-    seeds = [canonicalize(url) or url, *urllib.request.getproxies().values()]
+    seeds = [canonicalize(url) or url, *(p for p in urllib.request.getproxies().values() if "://" in p)]
     opener = _opener(AddressPolicy.from_seeds(seeds, allow_private), net)
 
     def work() -> None:
