@@ -306,3 +306,33 @@ def test_an_unknown_encoding_is_an_error(tmp_path):
     assert err.strip() == "blockcrawl extract: --encoding: unknown character set 'nope'", err
     r = run("extract", str(page), "--encoding", "latin-1", "--mode", "text", "--format", "text")
     assert r.returncode == 0 and "caf\u00e9" in r.stdout.decode(), r.stderr
+
+
+def test_through_a_proxy_its_block_is_not_a_redirect_target():
+    """Through a proxy (from http_proxy) on loopback, the proxy's block is allowed to connect to, as
+    crawl allows --proxy's, but not as a redirect target: a page at 0.0.0.0 (the URL's own block,
+    "unspecified") redirecting to 127.0.0.1 is refused; the page itself comes through the proxy."""
+    import os
+
+    from .crawlsite import Route
+    from .test_realweb import Proxy
+
+    site = _redirecting_site({})
+    port = site.port
+    site.routes["/to-loopback"] = Route(b"", 302, headers={"Location": f"http://127.0.0.1:{port}/secret"})
+    proxy = Proxy()
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(http_proxy=f"http://127.0.0.3:{proxy.port}", PYTHONPATH=str(ROOT))
+    try:
+        def extract(path: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "blockcrawl", "extract", f"http://0.0.0.0:{port}{path}",
+                                   "--mode", "text", "--format", "text"], cwd=ROOT, capture_output=True, timeout=120,
+                                  env=env)
+        r = extract("/page")
+        assert r.returncode == 0 and b"spice markets" in r.stdout, r.stderr
+        r = extract("/to-loopback")
+        assert r.returncode == 1 and b"secret page" not in r.stdout and b"not fetched" in r.stderr, (r.stdout, r.stderr)
+        assert [p for p, _ in proxy.seen] == [f"http://0.0.0.0:{port}/page", f"http://0.0.0.0:{port}/to-loopback"]
+    finally:
+        site.stop()
+        proxy.stop()

@@ -157,8 +157,11 @@ def _no_userinfo(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
-def _opener(policy: AddressPolicy, net: Network) -> urllib.request.OpenerDirector:
-    """A urllib opener whose connections and redirects obey policy."""
+def _opener(policy: AddressPolicy, net: Network, connections: AddressPolicy | None = None
+            ) -> urllib.request.OpenerDirector:
+    """A urllib opener whose redirects obey policy and whose connections obey connections (default:
+    policy; through a proxy, crawl's way: the proxy's block is allowed to connections only)."""
+    conns = connections or policy
     from ..crawl.addresses import ForbiddenAddress, host_of_url
     from ..crawl.urls import canonicalize
 
@@ -166,7 +169,7 @@ def _opener(policy: AddressPolicy, net: Network) -> urllib.request.OpenerDirecto
                           source_address: object = None, *args: object) -> socket.socket:
         host, port = address
         infos = net.getaddrinfo(host, port)
-        allowed = set(policy.connectable(host, [str(i[4][0]) for i in infos]))
+        allowed = set(conns.connectable(host, [str(i[4][0]) for i in infos]))
         error: OSError = OSError(f"cannot connect to {host}")
         for info in infos:
             if str(info[4][0]) in allowed:
@@ -220,8 +223,11 @@ def fetch(url: str, limit: int, timeout: float, allow_private: bool = False,
     deadline = time.monotonic() + timeout
     result: list[tuple[bytes, str, str | None] | BaseException] = []
     # the URL is the seed; a proxy from the environment is connected to as crawl connects to --proxy
-    seeds = [canonicalize(url) or url, *(p for p in urllib.request.getproxies().values() if "://" in p)]
-    opener = _opener(AddressPolicy.from_seeds(seeds, allow_private), net)
+    # (its block allowed to connections, not to redirect targets)
+    seed = canonicalize(url) or url
+    proxies = [p for p in urllib.request.getproxies().values() if "://" in p]
+    opener = _opener(AddressPolicy.from_seeds([seed], allow_private), net,
+                     AddressPolicy.from_seeds([seed, *proxies], allow_private) if proxies else None)
 
     def work() -> None:
         try:
