@@ -210,3 +210,129 @@ def test_url_fetch_has_a_total_timeout():
         err = r.stderr.decode()
         assert r.returncode == 1 and "timed out" in err and len(err.strip().splitlines()) == 1, err
 
+
+
+# ---- redirects obey crawl's address policy ---------------------------------------------------------
+
+SECRET_PAGE = "<html><body><h1>Internal</h1><p>The intranet secret page text.</p></body></html>"
+
+
+def _redirecting_site(targets: dict[str, str]):
+    from .crawlsite import Route, Site
+
+    routes = {f"/{name}": Route(b"", 302, headers={"Location": loc}) for name, loc in targets.items()}
+    routes["/secret"] = Route(SECRET_PAGE)
+    routes["/page"] = Route("<html><body><h1>Public</h1><p>A public page about spice markets.</p></body></html>")
+    return Site(routes).start()
+
+
+def test_extract_refuses_redirects_out_of_the_urls_block_as_crawl_does():
+    """A URL on 127.0.0.1 allows loopback (its own block, as a crawl seed does) and nothing else:
+    redirects to 0.0.0.0 (which reaches this machine), its decimal and IPv4-mapped spellings and the
+    cloud metadata address are refused before connecting; --allow-private follows them."""
+    from .crawlsite import Route, Site
+
+    site: Site = _redirecting_site({})
+    port = site.port
+    for name, loc in {"to-zero": f"http://0.0.0.0:{port}/secret", "to-decimal": f"http://0:{port}/secret",
+                      "to-mapped": f"http://[::ffff:0.0.0.0]:{port}/secret",
+                      "to-metadata": "http://169.254.169.254/latest/meta-data/",
+                      "to-metadata-decimal": "http://2852039166/latest/meta-data/"}.items():
+        site.routes[f"/{name}"] = Route(b"", 302, headers={"Location": loc})
+    try:
+        for name in ("to-zero", "to-decimal", "to-mapped", "to-metadata", "to-metadata-decimal"):
+            r = run("extract", f"http://127.0.0.1:{port}/{name}", "--mode", "text", "--format", "text",
+                    "--timeout", "5")
+            err = r.stderr.decode()
+            assert r.returncode == 1 and b"secret page" not in r.stdout, (name, r.stdout, err)
+            assert "not fetched; --allow-private fetches it" in err and len(err.strip().splitlines()) == 1, (name, err)
+        assert "/secret" not in site.counts
+        r = run("extract", f"http://127.0.0.1:{port}/to-zero", "--mode", "text", "--format", "text", "--allow-private")
+        assert r.returncode == 0 and b"secret page" in r.stdout, r.stderr
+    finally:
+        site.stop()
+
+
+def test_extract_judges_every_hop_after_dns_and_never_prints_userinfo():
+    """A public URL (its name looked up by a table; the public address it gives is routed to the
+    loopback server here, the rest of the network is real) redirecting to loopback in any spelling,
+    or to a name that resolves to loopback, is refused; a Location's user:password@ is dropped."""
+    import socket
+
+    from blockcrawl.cli.extract_cmd import InputError, Network, fetch
+
+    from .crawlsite import Route
+
+    site = _redirecting_site({})
+    port = site.port
+    public = "93.184.216.34"
+    table = {"public.example": public, "rebind.example": "127.0.0.1"}
+
+    def getaddrinfo(host: str, p: int) -> list[tuple]:
+        if host in table:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (table[host], p))]
+        return socket.getaddrinfo(host, p, type=socket.SOCK_STREAM)
+
+    def connect(address: tuple[str, int], timeout: float | None) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", port) if address[0] == public else address, timeout)
+
+    net = Network(getaddrinfo, connect)
+    for name, loc in {"to-loopback": f"http://127.0.0.1:{port}/secret", "to-decimal": f"http://2130706433:{port}/secret",
+                      "to-hex": f"http://0x7f.1:{port}/secret", "to-v6": f"http://[::1]:{port}/secret",
+                      "to-rebind": f"http://rebind.example:{port}/secret", "to-localhost": f"http://localhost:{port}/secret",
+                      "to-userinfo": f"http://user:Location-Secret@public.example:{port}/page"}.items():
+        site.routes[f"/{name}"] = Route(b"", 302, headers={"Location": loc})
+    try:
+        body, url, _ = fetch(f"http://public.example:{port}/page", 10**6, 10, net=net)
+        assert b"spice markets" in body and url == f"http://public.example:{port}/page"
+        for name in ("to-loopback", "to-decimal", "to-hex", "to-v6", "to-rebind", "to-localhost"):
+            with pytest.raises(InputError, match="non-public|not fetched"):
+                fetch(f"http://public.example:{port}/{name}", 10**6, 10, net=net)
+        assert "/secret" not in site.counts
+        body, url, _ = fetch(f"http://public.example:{port}/to-userinfo", 10**6, 10, net=net)
+        assert b"spice markets" in body and url == f"http://public.example:{port}/page", url
+        body, _, _ = fetch(f"http://public.example:{port}/to-loopback", 10**6, 10, allow_private=True, net=net)
+        assert b"secret page" in body
+    finally:
+        site.stop()
+
+
+def test_an_unknown_encoding_is_an_error(tmp_path):
+    page = tmp_path / "p.html"
+    page.write_bytes("<p>caf\u00e9 au lait</p>".encode("latin-1"))
+    r = run("extract", str(page), "--encoding", "nope", "--mode", "text")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert err.strip() == "blockcrawl extract: --encoding: unknown character set 'nope'", err
+    r = run("extract", str(page), "--encoding", "latin-1", "--mode", "text", "--format", "text")
+    assert r.returncode == 0 and "caf\u00e9" in r.stdout.decode(), r.stderr
+
+
+def test_through_a_proxy_its_block_is_not_a_redirect_target():
+    """Through a proxy (from http_proxy) on loopback, the proxy's block is allowed to connect to, as
+    crawl allows --proxy's, but not as a redirect target: a page at 0.0.0.0 (the URL's own block,
+    "unspecified") redirecting to 127.0.0.1 is refused; the page itself comes through the proxy."""
+    import os
+
+    from .crawlsite import Route
+    from .test_realweb import Proxy
+
+    site = _redirecting_site({})
+    port = site.port
+    site.routes["/to-loopback"] = Route(b"", 302, headers={"Location": f"http://127.0.0.1:{port}/secret"})
+    proxy = Proxy()
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(http_proxy=f"http://127.0.0.3:{proxy.port}", PYTHONPATH=str(ROOT))
+    try:
+        def extract(path: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "blockcrawl", "extract", f"http://0.0.0.0:{port}{path}",
+                                   "--mode", "text", "--format", "text"], cwd=ROOT, capture_output=True, timeout=120,
+                                  env=env)
+        r = extract("/page")
+        assert r.returncode == 0 and b"spice markets" in r.stdout, r.stderr
+        r = extract("/to-loopback")
+        assert r.returncode == 1 and b"secret page" not in r.stdout and b"not fetched" in r.stderr, (r.stdout, r.stderr)
+        assert [p for p, _ in proxy.seen] == [f"http://0.0.0.0:{port}/page", f"http://0.0.0.0:{port}/to-loopback"]
+    finally:
+        site.stop()
+        proxy.stop()

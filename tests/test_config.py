@@ -319,3 +319,27 @@ def test_workers_die_with_a_crawler_killed_during_their_start_up(tmp_path):
                 pass
     assert spawned >= 5  # the kills did land while worker processes existed
     assert not survivors, survivors
+
+
+@pytest.mark.parametrize("proxy", ["http://[::1", "http://", "http://user:SECRET@host:99999/", "http://h:port/"])
+def test_a_bad_proxy_url_is_a_config_error_that_does_not_repeat_it(proxy):
+    from blockcrawl.crawl.credentials import Credentials
+
+    with pytest.raises(ConfigError, match="proxy is not a valid URL") as e:
+        CrawlConfig(seeds=["http://x.test/"], credentials=Credentials(proxy=proxy))
+    assert "SECRET" not in str(e.value)
+    CrawlConfig(seeds=["http://x.test/"], credentials=Credentials(proxy="socks5://[::1]:1080"))  # fine
+
+
+def test_a_user_agent_with_a_line_break_is_refused_as_a_header_is(tmp_path):
+    for ua in ("bot/1.0\r\nX-Injected: 1", "bot/1.0\nx", "bot\0"):
+        with pytest.raises(ConfigError, match="user_agent must not hold a line break"):
+            CrawlConfig(seeds=["http://x.test/"], user_agent=ua)
+    CrawlConfig(seeds=["http://x.test/"], user_agent="mybot/2.0 (+https://example.org/bot)")
+    for args in (["--user-agent", "bot/1.0\r\nX-Injected: 1"], ["--header", "X-A: 1\r\nX-Injected: 1"],
+                 ["--proxy", "http://[::1"]):
+        r = subprocess.run([sys.executable, "-m", "blockcrawl", "crawl", "http://127.0.0.1:9/", "--store",
+                            str(tmp_path / "c.db"), *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert r.stderr.startswith("blockcrawl crawl: ") and args[0][2:] in r.stderr, r.stderr
+    assert not (tmp_path / "c.db").exists()

@@ -156,3 +156,45 @@ def test_cli_help_and_errors(tmp_path):
                        capture_output=True, text=True, env=ENV, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.startswith("blockcrawl mcp: ")
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_lone_surrogate_in_the_query_gets_an_error_result(store):
+    """A tools/call whose query holds a lone surrogate (valid JSON: "\\udce9") was never answered,
+    neither result nor error: an agent waits for ever. Raw JSON-RPC over stdio, as an agent sends it."""
+    proc = subprocess.Popen([sys.executable, "-m", "blockcrawl", "mcp", "--store", str(store)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV, cwd=ROOT)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(obj: dict[str, Any]) -> None:
+        proc.stdin.write(json.dumps(obj).encode() + b"\n")  # ensure_ascii: the surrogate as \udce9
+        proc.stdin.flush()
+
+    answers: list[dict[str, Any]] = []
+
+    def read_all() -> None:
+        for line in proc.stdout:
+            answers.append(json.loads(line))
+
+    import threading
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "search", "arguments": {"query": "caf\udce9 bread"}}})
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+              "params": {"name": "search", "arguments": {"query": "bread dough", "k": 1}}})
+        for _ in range(TIMEOUT * 10):
+            if {a.get("id") for a in answers} >= {1, 2, 3}:
+                break
+            reader.join(0.1)
+        by_id = {a.get("id"): a for a in answers}
+        assert 2 in by_id, answers
+        bad = by_id[2]
+        assert bad["result"]["isError"] and "not valid text" in bad["result"]["content"][0]["text"], bad
+        assert not by_id[3]["result"].get("isError"), by_id[3]  # and the server goes on answering
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)

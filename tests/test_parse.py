@@ -375,3 +375,19 @@ def test_show_noscript_matches_its_node_by_node_definition():
         for d in (parse_html(html), _parse_linear(html, None)):
             want = _show_noscript_node_by_node(d)
             assert show_noscript(d).skipped == want, html
+
+
+def test_a_huge_title_is_stored_cut_to_max_title(tmp_path):
+    """A 2,000,000-character <title> was stored (and printed) whole."""
+    from blockcrawl.parse.dom import MAX_TITLE
+    from blockcrawl.pipeline import SitePipeline
+    from blockcrawl.store import Store
+
+    html = "<html><head><title>" + "Long title words " * 120_000 + "</title></head><body><p>Body text here.</p></body></html>"
+    res = SitePipeline(tokenizer="words").process(html, "http://t.test/")
+    assert 0 < len(res.title) <= MAX_TITLE == 1000 and res.title.startswith("Long title words")
+    with Store(tmp_path / "t.db") as st:
+        st.save_page("http://t.test/", res.blocks, res.chunks, title=res.title)
+        (stored,) = st.db.execute("SELECT title FROM pages").fetchone()
+    assert len(stored) <= MAX_TITLE
+    assert SitePipeline(tokenizer="words").process("<title> Short  one </title><p>x</p>", "u").title == "Short one"

@@ -694,3 +694,73 @@ def test_socks5_proxy(simple_site, tmp_path, caplog):
     assert px.seen and all(x == ("127.0.0.1", port, "pu", PROXY_PASSWORD) for x in px.seen)
     assert len(site.seen) == 5  # robots.txt, /sitemap.xml, 3 pages: all through the proxy
     assert PROXY_PASSWORD.encode() not in store_bytes(db) and PROXY_PASSWORD not in caplog.text
+
+
+class Proxy407:
+    """A proxy that answers every request, CONNECT included, with 407 Proxy Authentication Required."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.seen = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with c:
+                data = b""
+                while b"\r\n\r\n" not in data and (part := c.recv(4096)):
+                    data += part
+                self.seen += 1
+                c.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=x\r\n"
+                          b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
+def test_a_proxy_password_from_the_environment_reaches_no_store_log_or_export(tmp_path):
+    """https_proxy=http://user:SECRET@host/ and a proxy answering 407: aiohttp's error names the proxy
+    URL with its password, and crawl_log.detail held it. Every variable the README names, any case."""
+    import os
+    import subprocess
+    import sys
+
+    proxy = Proxy407()
+    secret = "Env-Proxy-Secret-77"
+    url = f"http://envuser:{secret}@127.0.0.1:{proxy.port}/"
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    root = str(Path(__file__).resolve().parents[1])
+    env.update(PYTHONPATH=root, https_proxy=url, HTTP_PROXY=url, ALL_PROXY=url, NO_PROXY="")
+    db = tmp_path / "c.db"
+    try:
+        crawled = subprocess.run([sys.executable, "-m", "blockcrawl", "crawl", "https://127.0.0.1:9/", "http://127.0.0.2:9/",
+                                  "--store", str(db), "--retries", "0", "--workers", "0", "--no-progress", "-vv"],
+                                 capture_output=True, text=True, env=env, timeout=120, cwd=root)
+    finally:
+        proxy.stop()
+    assert proxy.seen >= 2, crawled.stderr  # the proxy was asked (CONNECT for https, GET for http)
+    with Store(db) as store:
+        details = [d for (d,) in store.db.execute("SELECT detail FROM crawl_log") if d]
+    assert any("407" in d and "***@127.0.0.1" in d for d in details), details
+    out = crawled.stdout + crawled.stderr
+    for what in ("frontier", "pages", "chunks"):
+        out += subprocess.run([sys.executable, "-m", "blockcrawl", "export", "--store", str(db), "--what", what],
+                              capture_output=True, text=True, env=env, timeout=120, cwd=root).stdout
+    assert secret not in out and secret.encode() not in store_bytes(db)
+    assert "Traceback" not in crawled.stderr
+
+
+def test_redact_takes_the_userinfo_of_any_url_and_env_proxy_passwords(monkeypatch):
+    assert redact("ClientHttpProxyError: 407, url='http://u:p4ss@127.0.0.1:3128/'", []) == \
+        "ClientHttpProxyError: 407, url='http://***@127.0.0.1:3128/'"
+    assert redact("see https://example.org/a@b and mailto:x@y", []) == "see https://example.org/a@b and mailto:x@y"
+    monkeypatch.setenv("https_proxy", "http://eu:Env-Secret-9@proxy.example:3128")
+    assert "Env-Secret-9" in Credentials().secrets()
+    assert "Env-Secret-9" not in Credentials(proxy_env=False).secrets()

@@ -313,6 +313,8 @@ def test_half_scan_is_exact():
     ("", 5, "hybrid", "empty query"), ("   ", 5, "vector", "empty query"),
     ("x" * 1001, 5, "hybrid", "too long"), ("germany", 0, "hybrid", "k must"),
     ("germany", 101, "hybrid", "k must"), ("germany", 5, "fuzzy", "mode must"),
+    ("x \udce9", 5, "hybrid", "not valid text"), ("caf\udce9", 5, "keyword", "not valid text"),
+    ("caf\ufffd", 5, "vector", "not valid text"), ("\ud800\udc00", 5, "hybrid", "not valid text"),
 ])
 def test_input_validation(store, query, k, mode, msg):
     with pytest.raises(SearchError, match=msg):

@@ -97,6 +97,26 @@ def test_search_uses_running_serve_and_falls_back(store, tmp_path):
     assert api_calls(log) == calls
 
 
+@pytest.mark.slow
+def test_a_query_that_is_not_utf8_is_one_line_also_with_a_serve(store, tmp_path):
+    """A command-line byte that is not UTF-8 reaches Python as a lone surrogate: the tokenizer raised a
+    TypeError (traceback, exit 1), and forwarding it to a serve raised in urlencode."""
+    env = env_for(tmp_path / "run")
+    argv = [sys.executable, "-m", "blockcrawl", "search", "--store", str(store).encode(), b"caf\xe9 SQLite"]
+    local = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert local.returncode == 2 and "Traceback" not in local.stderr, local.stderr
+    assert local.stderr.count("\n") == 1 and "not valid text" in local.stderr, local.stderr
+    log = tmp_path / "serve.log"
+    proc = start_serve(store, env, log)
+    try:
+        got = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+        assert got.returncode == 2 and got.stderr == local.stderr, got.stderr
+        assert search(store, env).returncode == 0 and api_calls(log) == 1  # the serve was asked for the good one
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_stale_or_foreign_records_are_not_used(store, tmp_path):
     """A record whose port now belongs to something else (no token back), or whose pid is gone."""
     env = env_for(tmp_path / "run")

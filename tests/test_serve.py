@@ -313,28 +313,28 @@ def test_methods_and_long_urls(fast):
 
 # ---- framing, timeouts, limits ----------------------------------------------------------------------
 
-SMUGGLED = b"GET /smuggled-request HTTP/1.1\r\nHost: x\r\n\r\n"
+SMUGGLED = b"GET /smuggled-request HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
 
 def test_unread_body_is_not_a_request(fast):
     """The old server never read a POST body, so its bytes were parsed as the next request."""
-    post = b"POST /api/search HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(SMUGGLED), SMUGGLED)
-    after = b"GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    post = b"POST /api/search HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n%s" % (len(SMUGGLED), SMUGGLED)
+    after = b"GET /after HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     out = raw(fast, post + after)
     assert out.startswith(b"HTTP/1.1 405 ") and out.count(b"HTTP/1.1 ") == 1  # then closed
     assert b"smuggled" not in out
     # the same with a GET: answered, the connection closed, the body never run
-    get_ = b"GET /api/search?q=bread&mode=keyword HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (
+    get_ = b"GET /api/search?q=bread&mode=keyword HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n%s" % (
         len(SMUGGLED), SMUGGLED)
     out = raw(fast, get_ + after)
     assert out.startswith(b"HTTP/1.1 200 ") and out.count(b"HTTP/1.1 ") == 1 and b"smuggled" not in out
     # both Content-Length and Transfer-Encoding: refused outright
-    both = (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+    both = (b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
             b"0\r\n\r\n" + SMUGGLED)
     out = raw(fast, both)
     assert out.startswith(b"HTTP/1.1 400 ") and b"smuggled" not in out
     # plain pipelining still works: two GETs, two answers, in order
-    out = raw(fast, b"GET /api/search?q=bread&mode=keyword HTTP/1.1\r\nHost: x\r\n\r\n" + after)
+    out = raw(fast, b"GET /api/search?q=bread&mode=keyword HTTP/1.1\r\nHost: localhost\r\n\r\n" + after)
     assert out.count(b"HTTP/1.1 200 ") == 1 and out.count(b"HTTP/1.1 404 ") == 1
     assert out.index(b"200 ") < out.index(b"404 ") and b"no such path: /after" in out
 
@@ -403,13 +403,13 @@ def test_slow_and_large_heads(hashed_store):
                     time.sleep(0.05)
         # an idle keep-alive connection is closed after keep_alive (recv gives b"": the server closed it)
         with socket.create_connection(srv.server_address, timeout=10) as s:
-            s.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.sendall(b"GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n")
             t0 = time.perf_counter()
             out = b""
             while chunk := s.recv(65536):
                 out += chunk
             assert out.startswith(b"HTTP/1.1 404 ") and time.perf_counter() - t0 >= 0.25
-        out = raw(srv, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
+        out = raw(srv, b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 40000 + b"\r\n\r\n")
         assert out.startswith(b"HTTP/1.1 431 ")
     finally:
         stop(srv)
@@ -477,8 +477,17 @@ def test_load(hashed_store):
 
 # ---- what the server must not tell ---------------------------------------------------------------
 
-def test_no_redirect_from_a_forged_host(fast):
-    """/api/search/ was a 307 to http://<the request's Host>/api/search, without the security headers."""
+def test_no_redirect_from_a_forged_host(hashed_store):
+    """/api/search/ was a 307 to http://<the request's Host>/api/search, without the security headers.
+    (A server answering any Host name, so that the forged one reaches the routes.)"""
+    srv, _ = start(hashed_store, embedder=HashEmbedder(), access_log=False, allowed_hosts=("*",))
+    try:
+        _no_redirect_from_a_forged_host(srv)
+    finally:
+        stop(srv)
+
+
+def _no_redirect_from_a_forged_host(fast: SearchServer) -> None:
     for path in ("/api/search/?q=bread&mode=keyword", "/index.html/", "/nope/", "//evil.example/"):
         conn = http.client.HTTPConnection(*fast.server_address, timeout=10)
         conn.request("GET", path, headers={"Host": "evil.example"})
@@ -508,3 +517,120 @@ def test_errors_do_not_tell_where_the_store_lives(tmp_path):
         assert status == 503 and "never indexed" in body["error"] and "private-dir" not in json.dumps(body), body
     finally:
         stop(srv)
+
+
+# ---- DNS rebinding: the Host header ---------------------------------------------------------------
+
+def status_for(srv: SearchServer, host: bytes | None) -> int:
+    head = b"GET /api/search?q=bread&mode=keyword HTTP/1.1\r\n" + (b"Host: " + host + b"\r\n" if host else b"")
+    out = raw(srv, head + b"Connection: close\r\n\r\n")
+    return int(out.split(b" ", 2)[1])
+
+
+def test_a_foreign_host_name_is_refused_with_421(fast):
+    """A web page can point its own name at 127.0.0.1 and then read the server as same-origin; its
+    requests carry its name as Host. Loopback names and the bound address are answered, others 421."""
+    port = str(fast.server_address[1]).encode()
+    for host in (b"localhost", b"localhost:" + port, b"LOCALHOST.", b"127.0.0.1", b"127.0.0.1:" + port,
+                 b"[::1]", b"[::1]:" + port, None):
+        assert status_for(fast, host) == 200, host
+    for host in (b"evil.example", b"evil.example:" + port, b"127.0.0.1.evil.example", b"localhost.evil.example",
+                 b"[::2]:" + port, b"x"):
+        assert status_for(fast, host) == 421, host
+    out = raw(fast, b"GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+    assert b"421" in out.split(b"\r\n", 1)[0] and b"--allowed-host" in out and b"Zanzibar" not in out
+    two = raw(fast, b"GET / HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+    assert b" 421 " in two.split(b"\r\n", 1)[0]
+
+
+def test_allowed_host_names_are_answered(hashed_store):
+    srv, _ = start(hashed_store, embedder=HashEmbedder(), access_log=False, allowed_hosts=("search.lan",))
+    try:
+        assert status_for(srv, b"search.lan:8000") == 200 and status_for(srv, b"Search.LAN") == 200
+        assert status_for(srv, b"other.lan") == 421 and status_for(srv, b"localhost") == 200
+    finally:
+        stop(srv)
+    srv, _ = start(hashed_store, embedder=HashEmbedder(), access_log=False, allowed_hosts=("*",))
+    try:
+        assert status_for(srv, b"anything.example") == 200
+    finally:
+        stop(srv)
+
+
+@pytest.mark.slow
+def test_cli_serve_off_loopback_warns_and_checks_the_host(store):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "blockcrawl", "serve", "--store", str(store), "--port", "0",
+                             "--host", "0.0.0.0", "--allowed-host", "search.lan", "--quiet"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        warning, line = proc.stderr.readline(), proc.stderr.readline()
+        assert warning.startswith("blockcrawl serve: warning: listening on 0.0.0.0, not loopback, without "
+                                  "authentication"), warning
+        port = int(re.search(r":(\d+)/", line).group(1))
+
+        def status(host: str) -> int:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/api/search?q=SQLite&k=1", headers={"Host": host})
+            r = conn.getresponse()
+            r.read()
+            conn.close()
+            return r.status
+
+        assert status("search.lan") == 200 and status("0.0.0.0") == 200 and status("evil.example") == 421
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_integers_are_plain_digits(fast):
+    """int() reads "1_0" as 10, "+5" as 5, " 5" and "٥" (Arabic-Indic five) as 5: the API took them."""
+    base = "http://{}:{}".format(*fast.server_address)
+    for name in ("k", "offset", "per_page"):
+        for raw in ("1_0", "+5", " 5", "5 ", "\u0665", "-1", "0x5", "5.0"):
+            status, body = api(base, q="bread", mode="keyword", **{name: raw})
+            assert status == 400 and body["error"].startswith(f"{name} must be"), (name, raw, body)
+    status, body = api(base, q="bread", mode="keyword", k="2", offset="0", per_page="0")
+    assert status == 200 and body["k"] == 2
+
+
+def test_host_names_read_from_headers_and_options():
+    from blockcrawl.retrieval.serve import allowed_hosts, host_name
+
+    assert host_name(b"[::1]:8000") == "::1" == host_name(b"::1") and host_name(b"Example.ORG.:80") == "example.org"
+    assert host_name(b"search.lan") == "search.lan" and host_name(b"[fe80::1]") == "fe80::1"
+    assert "::1" in allowed_hosts("::1") and "::" in allowed_hosts("::") and "10.0.0.5" in allowed_hosts("10.0.0.5")
+    assert allowed_hosts("0.0.0.0", ("search.lan:8000", "[fd00::5]")) >= {"search.lan", "fd00::5", "0.0.0.0", "localhost"}
+    assert allowed_hosts("127.0.0.1", ("*",)) is None
+
+
+def test_uvicorn_is_in_the_range_the_protocol_was_tested_on():
+    """serve.Protocol relies on uvicorn internals (docs/decisions/0100-serve-uvicorn-protocol.md): the
+    installed uvicorn must be inside pyproject's pin, and what the subclass uses must be there."""
+    import asyncio
+
+    import uvicorn
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from blockcrawl.retrieval.serve import Protocol
+
+    pin = re.search(r'"(uvicorn>=([\d.]+),<([\d.]+))"', (ROOT / "pyproject.toml").read_text())
+    assert pin, "pyproject.toml: uvicorn pinned to a range"
+    low, high = pin.group(2), pin.group(3)
+
+    def version(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+    assert version(low) <= version(uvicorn.__version__) < version(high), (uvicorn.__version__, pin.group(1))
+    overridden = {"connection_made", "data_received", "on_message_begin", "on_headers_complete", "connection_lost"}
+    assert overridden <= {n for n in vars(Protocol) if not n.startswith("__")} | overridden
+    for name in overridden:
+        assert callable(getattr(HttpToolsProtocol, name, None)), name
+    config = uvicorn.Config(lambda scope, receive, send: None, http=Protocol, lifespan="off")
+    config.load()
+    loop = asyncio.new_event_loop()
+    try:
+        proto = Protocol(config=config, server_state=uvicorn.server.ServerState(), app_state={}, _loop=loop)
+        assert proto.loop is loop and hasattr(proto, "cycle") and hasattr(proto, "transport")
+    finally:
+        loop.close()

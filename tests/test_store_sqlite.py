@@ -374,3 +374,33 @@ def test_version_5_index_is_rebuilt_with_cjk_bigrams(tmp_path):
         st.delete_page("http://cjk.test/")  # the triggers delete what they indexed (no FTS5 'malformed')
         st.commit()
         assert st.keyword_ranked("東京", 5) == [] and st.keyword_ranked("tokyo", 5)
+
+
+def test_an_sqlite_url_is_the_path_it_names(tmp_path):
+    """`--store sqlite:///path` was taken as a relative path named `sqlite:/path`. The URL is read
+    as SQLAlchemy reads it: three slashes and a relative path, four and an absolute one."""
+    import os
+    import subprocess
+    import sys
+
+    from blockcrawl.errors import StoreError
+    from blockcrawl.store import open_store, sqlite_path
+
+    assert sqlite_path("sqlite:///site.db") == "site.db" and sqlite_path("sqlite:////srv/s.db") == "/srv/s.db"
+    assert sqlite_path("site.db") == "site.db"
+    for bad in ("sqlite://host/x.db", "sqlite:///", "sqlite:///:memory:", "sqlite:x.db"):
+        with pytest.raises(StoreError, match="sqlite:///relative"):
+            sqlite_path(bad)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    (tmp_path / "rel").mkdir()
+    with open_store(tmp_path / "rel" / "s.db", create=True) as st:
+        st.save_page("http://sea.test/", [], [], title="Sea")
+    for url in ("sqlite:///rel/s.db", f"sqlite:///{tmp_path}/rel/s.db"):  # relative; absolute (four slashes)
+        r = subprocess.run([sys.executable, "-m", "blockcrawl", "export", "--store", url, "--what", "pages"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        assert r.returncode == 0 and "http://sea.test/" in r.stdout, (url, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "blockcrawl", "export", "--store", "sqlite://host/s.db"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and "sqlite:///relative" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert not list(tmp_path.glob("sqlite*"))

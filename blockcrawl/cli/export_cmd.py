@@ -54,6 +54,7 @@ def _markdown(store: AnyStore, out: TextIO) -> None:
     """Each page as its stored Markdown; a page stored without it (an older store, --no-extract)
     is rebuilt from its blocks, headings and text only, and stderr says how many were."""
     from ..extraction.markdown import blocks_markdown
+    from ..plaintext import plain
 
     rebuilt = total = 0
     for url, title, md, blocks in store.page_markdown():
@@ -61,7 +62,8 @@ def _markdown(store: AnyStore, out: TextIO) -> None:
         if md is None:
             rebuilt += 1
             md = blocks_markdown(blocks)
-        out.write(f"<!-- {url} -->\n" + (md or (f"# {title}\n" if title else "")) + "\n")
+        # no terminal control characters from the pages (plaintext.plain)
+        out.write(plain(f"<!-- {url} -->\n" + (md or (f"# {title}\n" if title else "")) + "\n"))
     if rebuilt:
         print(f"blockcrawl export: {rebuilt} of {total} pages had no stored Markdown (stored before "
               "schema 2 or with --no-extract): written from their blocks, headings and text only",

@@ -4,18 +4,25 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import socket
 import sys
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from ..extraction.pdf import PdfError, is_pdf, pdf_blocks
 from ..extraction.registry import ALGORITHMS, is_site
 from ..parse import load
 from ..pipeline import DEFAULTS, MODES, PageResult, PipelineConfig, SitePipeline
+
+if TYPE_CHECKING:
+    from ..crawl.addresses import AddressPolicy
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
 READ_SIZE = 64 * 1024
@@ -77,6 +84,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         f"(default {DEFAULTS.max_bytes // (1024 * 1024)} MiB)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="S",
                    help="total seconds to fetch one URL, however slowly it trickles in (default 30)")
+    p.add_argument("--allow-private", action="store_true",
+                   help="follow redirects to private, loopback and link-local addresses (refused by default, "
+                        "as in crawl, unless the URL itself is on such an address)")
     p.set_defaults(func=run)
 
 
@@ -115,19 +125,113 @@ def gunzip(data: bytes, limit: int) -> bytes:
     return z.data
 
 
-def fetch(url: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]:
+# A URL's fetch as crawl's address policy allows it (crawl/addresses.py): the URL given is the seed,
+# its own block allowed; every redirect's literal host is judged before it is followed, and every
+# connection's address after DNS (a name pointed at 127.0.0.1, a decimal 2130706433, [::1]), the
+# way crawl's resolver judges them. Tests replace the name lookup and the connect (Network).
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """How extract reaches a host: getaddrinfo(host, port) and connect((address, port), timeout)."""
+
+    getaddrinfo: Callable[[str, int], list[tuple[Any, ...]]]
+    connect: Callable[[tuple[str, int], float | None], socket.socket]
+
+
+def _getaddrinfo(host: str, port: int) -> list[tuple[Any, ...]]:
+    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+
+
+def _connect(address: tuple[str, int], timeout: float | None) -> socket.socket:
+    return socket.create_connection(address, timeout)
+
+
+SYSTEM = Network(_getaddrinfo, _connect)
+
+
+def _no_userinfo(url: str) -> str:
+    """url without user:password@ (a Location header's credentials are neither sent nor printed)."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _opener(policy: AddressPolicy, net: Network, connections: AddressPolicy | None = None
+            ) -> urllib.request.OpenerDirector:
+    """A urllib opener whose redirects obey policy and whose connections obey connections (default:
+    policy; through a proxy, crawl's way: the proxy's block is allowed to connections only)."""
+    conns = connections or policy
+    from ..crawl.addresses import ForbiddenAddress, host_of_url
+    from ..crawl.urls import canonicalize
+
+    def create_connection(address: tuple[str, int], timeout: float | None = None,
+                          source_address: object = None, *args: object) -> socket.socket:
+        host, port = address
+        infos = net.getaddrinfo(host, port)
+        allowed = set(conns.connectable(host, [str(i[4][0]) for i in infos]))
+        error: OSError = OSError(f"cannot connect to {host}")
+        for info in infos:
+            if str(info[4][0]) in allowed:
+                try:
+                    return net.connect((str(info[4][0]), port), timeout)
+                except OSError as e:
+                    error = e
+        raise error
+
+    def guarded(cls: type[http.client.HTTPConnection]) -> Callable[..., http.client.HTTPConnection]:
+        def make(host: str, **kw: Any) -> http.client.HTTPConnection:
+            conn = cls(host, **kw)
+            conn._create_connection = create_connection  # type: ignore[attr-defined]
+            return conn
+        return make
+
+    class Http(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(guarded(http.client.HTTPConnection), req)
+
+    class Https(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(guarded(http.client.HTTPSConnection), req)
+
+    class Redirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                             headers: Any, newurl: str) -> urllib.request.Request | None:
+            newurl = _no_userinfo(newurl)
+            canonical = canonicalize(newurl)
+            if canonical is None:
+                raise InputError("redirected to a URL that is not http(s) or not valid")
+            why = policy.forbidden_host(host_of_url(canonical))
+            if why is not None:
+                raise ForbiddenAddress(f"redirected to {why}: not fetched; --allow-private fetches it")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return urllib.request.build_opener(Http(), Https(), Redirects())
+
+
+def fetch(url: str, limit: int, timeout: float, allow_private: bool = False,
+          net: Network = SYSTEM) -> tuple[bytes, str, str | None]:
     """GET url within timeout seconds in total. urllib's timeout bounds each socket operation, so a
     server sending a byte a second was read for as long as it liked (61 s, exit 0); the body is
     read in pieces against a deadline, and the whole request (name lookup, headers trickled in
     too) runs in a daemon thread that is abandoned at the deadline."""
     import threading
 
+    from ..crawl.addresses import AddressPolicy
+    from ..crawl.urls import canonicalize
+
     deadline = time.monotonic() + timeout
     result: list[tuple[bytes, str, str | None] | BaseException] = []
+    # the URL is the seed; a proxy from the environment is connected to as crawl connects to --proxy
+    # (its block allowed to connections, not to redirect targets)
+    seed = canonicalize(url) or url
+    proxies = [p for p in urllib.request.getproxies().values() if "://" in p]
+    opener = _opener(AddressPolicy.from_seeds([seed], allow_private), net,
+                     AddressPolicy.from_seeds([seed, *proxies], allow_private) if proxies else None)
 
     def work() -> None:
         try:
-            result.append(_fetch(url, limit, timeout, deadline))
+            result.append(_fetch(opener, url, limit, timeout, deadline))
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             result.append(e)
 
@@ -142,12 +246,22 @@ def fetch(url: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]
     return r
 
 
-def _fetch(url: str, limit: int, timeout: float, deadline: float) -> tuple[bytes, str, str | None]:
+def _fetch(opener: urllib.request.OpenerDirector, url: str, limit: int, timeout: float,
+           deadline: float) -> tuple[bytes, str, str | None]:
     # one user agent for the whole project
+    from ..crawl.addresses import ForbiddenAddress
     from ..crawl.config import DEFAULT_USER_AGENT
 
     req = urllib.request.Request(url, headers={"User-Agent": DEFAULT_USER_AGENT})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
+    try:
+        resp = opener.open(req, timeout=timeout)
+    except ForbiddenAddress as e:
+        raise InputError(e.strerror) from None
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, ForbiddenAddress):
+            raise InputError(e.reason.strerror) from None
+        raise
+    with resp:
         parts: list[bytes] = []
         size = 0
         while True:
@@ -167,15 +281,15 @@ def _fetch(url: str, limit: int, timeout: float, deadline: float) -> tuple[bytes
             if size > limit:
                 raise InputError(f"body is larger than --max-bytes {limit}")
             parts.append(part)
-        return b"".join(parts), resp.geturl(), resp.headers.get("Content-Type")
+        return b"".join(parts), _no_userinfo(resp.geturl()), resp.headers.get("Content-Type")
 
 
-def _read(item: str, limit: int, timeout: float) -> tuple[bytes, str, str | None]:
+def _read(item: str, limit: int, timeout: float, allow_private: bool = False) -> tuple[bytes, str, str | None]:
     """(body, url, content type) of one input."""
     if item == "-":
         return _read_limited(sys.stdin.buffer, limit, "standard input"), "stdin", None
     if item.startswith(("http://", "https://")):
-        return fetch(item, limit, timeout)
+        return fetch(item, limit, timeout, allow_private)
     path = Path(item)
     with open(path, "rb") as f:
         if path.suffix == ".gz":  # compressed size is bounded by what it inflates to
@@ -186,15 +300,19 @@ def _read(item: str, limit: int, timeout: float) -> tuple[bytes, str, str | None
 
 
 def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
+    """One page's output. Text and Markdown carry no terminal control characters (plaintext.plain);
+    JSON escapes them."""
+    from ..plaintext import plain
+
     if fmt == "markdown":
-        out.write(f"<!-- {res.url} -->\n")
-        out.write(res.markdown + "\n")
+        out.write(f"<!-- {plain(str(res.url))} -->\n")
+        out.write(plain(res.markdown) + "\n")
         return
     if mode == "text":
         if fmt == "jsonl":
             out.write(json.dumps({"url": res.url, "title": res.title, "text": res.text}, ensure_ascii=False) + "\n")
         else:
-            out.write(res.text + "\n\n")
+            out.write(plain(res.text) + "\n\n")
         return
     if fmt == "jsonl":
         for c in res.chunks:
@@ -203,7 +321,7 @@ def _write(res: PageResult, mode: str, fmt: str, out: IO[str]) -> None:
                                   "block_hash": c.block_hash, "n_tokens": c.n_tokens}, ensure_ascii=False) + "\n")
     else:
         for c in res.chunks:
-            out.write(c.text + "\n\n")
+            out.write(plain(c.text) + "\n\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,6 +331,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.timeout <= 0 or args.timeout != args.timeout:
         raise ConfigError(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    if args.encoding:
+        import codecs
+
+        try:
+            codecs.lookup(args.encoding)
+        except LookupError:
+            raise ConfigError(f"--encoding: unknown character set {args.encoding[:100]!r}") from None
     # every extraction option is checked here, once (ConfigError: one line, exit 2)
     config = PipelineConfig(mode=args.mode, algorithm=args.algorithm, chunk_size=args.chunk_size,
                             overlap=args.overlap, tokenizer=args.tokenizer, dedup=not args.no_dedup,
@@ -227,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
     for item in _expand(args.inputs):
         inputs += 1
         try:
-            data, url, ctype = _read(item, config.max_bytes, args.timeout)
+            data, url, ctype = _read(item, config.max_bytes, args.timeout, args.allow_private)
         except INPUT_ERRORS as e:
             print(f"blockcrawl extract: skipped {item}: {e or type(e).__name__}", file=sys.stderr)
             failures += 1

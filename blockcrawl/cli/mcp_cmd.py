@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print("blockcrawl mcp: needs the mcp package (pip install 'blockcrawl[mcp]')", file=sys.stderr)
         return 2
     from ..errors import BlockcrawlError
-    from ..retrieval.mcp_server import build_server, open_for_mcp, stdout_to_stderr
+    from ..retrieval.mcp_server import build_server, clean_stdin, open_for_mcp, stdout_to_stderr
     from ..retrieval.serve import hide_location
 
     try:
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         server = build_server(store, embedder, public=public, allow_crawl=args.allow_crawl,
                               crawl_max_pages=args.crawl_max_pages, location=str(args.store))
         if not args.http:
+            clean_stdin()
             server.run("stdio")
             return 0
         return _serve_http(args, server)

@@ -82,7 +82,13 @@ def _from_serve(args: argparse.Namespace) -> list[dict[str, Any]] | str | None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
+    from ..retrieval.hybrid import SearchError, validate
 
+    try:  # before asking a serve too: the one check every search path shares
+        validate(args.query, 1, args.mode)
+    except SearchError as e:
+        print(f"blockcrawl search: {e}", file=sys.stderr)
+        return 2
     remote = None if args.local else _from_serve(args)
     if isinstance(remote, str):
         print(f"blockcrawl search: {remote}", file=sys.stderr)

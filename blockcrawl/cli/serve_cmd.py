@@ -9,6 +9,7 @@ EXAMPLES = """examples:
   blockcrawl serve --store site.db                  then open http://127.0.0.1:8000/
   blockcrawl serve --store site.db --port 0         any free port (printed on stderr)
   curl 'http://127.0.0.1:8000/api/search?q=geography+of+Germany&k=3&mode=hybrid'
+  blockcrawl serve --store site.db --host 0.0.0.0 --allowed-host search.lan   on the network (no authentication)
 
 API: GET /api/search?q=TEXT&k=1..100&mode=hybrid|vector|keyword (and site, url_prefix, kind, lang,
 since, offset, per_page, context, context_tokens as in 'blockcrawl search') -> {"hits": [{score, url,
@@ -32,6 +33,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="open connections + running requests before new requests get 503 (default 1000)")
     p.add_argument("--keep-alive", type=float, default=5.0, metavar="SECONDS",
                    help="close a keep-alive connection idle this long (default 5)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="also answer requests whose Host header is NAME (repeatable; '*': any name). "
+                        "By default only localhost, 127.0.0.1, [::1] and the --host address are answered, "
+                        "others get 421: a web page cannot read the store by pointing its own name at "
+                        "this machine (DNS rebinding)")
     p.add_argument("--quiet", action="store_true", help="no access log line per request on stderr")
     p.set_defaults(func=run)
 
@@ -53,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     token = running.new_token()
     try:
         server = make_server(args.store, args.host, args.port, limits=limits, access_log=not args.quiet,
-                             ident=token)
+                             ident=token, allowed_hosts=tuple(args.allowed_host))
     except BlockcrawlError as e:
         print(f"blockcrawl serve: {e}", file=sys.stderr)
         return 2
@@ -63,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     host, port = server.server_address[:2]
     # `blockcrawl search --store` on this machine asks this serve while it runs (retrieval.running)
     record = running.publish(args.store, host, port, token)
+    if not _loopback(host):
+        print(f"blockcrawl serve: warning: listening on {host}, not loopback, without authentication: "
+              "anyone who can reach this port can read the whole store", file=sys.stderr)
     print(f"blockcrawl serve: http://{host}:{port}/ (Ctrl-C to stop)", file=sys.stderr, flush=True)
     try:
         signal.signal(signal.SIGTERM, _terminated)  # `kill PID`: the record is removed too
@@ -74,6 +83,15 @@ def run(args: argparse.Namespace) -> int:
             running.withdraw(record, token)
         server.server_close()
     return 0
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _terminated(signum: int, frame: object) -> None:

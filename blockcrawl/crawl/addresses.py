@@ -184,6 +184,22 @@ class AddressPolicy:
         """May the crawl fetch this absolute URL, as far as its literal host tells?"""
         return self.forbidden_host(host_of_url(url)) is None
 
+    def connectable(self, host: str, addresses: list[str]) -> list[str]:
+        """Of the addresses a name resolved to, those a connection may use: all of them with
+        allow_private or for a seed's own name (whose blocks are then learnt), else the allowed
+        ones; ForbiddenAddress when none is (PolicyResolver for aiohttp, extract for urllib)."""
+        if self.allow_private:
+            return addresses
+        if host.lower().rstrip(".") in self.seed_hosts:
+            self.learn(host, addresses)
+            return addresses
+        kept = [a for a in addresses if self.address_allowed(a)]
+        if not kept:
+            shown = ", ".join(sorted(set(addresses))[:4])
+            raise ForbiddenAddress(f"{host} resolves only to non-public addresses ({shown}); "
+                                   "--allow-private fetches them")
+        return kept
+
     def learn(self, host: str, addresses: Iterable[str]) -> None:
         """A seed host resolved to these addresses: their blocks are the crawl's own."""
         for a in addresses:
@@ -219,19 +235,12 @@ class PolicyResolver(AbstractResolver):
     async def resolve(self, host: str, port: int = 0,
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
         infos = await self.inner.resolve(host, port, family)
-        policy = self.policy
-        if policy.allow_private:
-            return infos
-        if host.lower().rstrip(".") in policy.seed_hosts:
-            policy.learn(host, (i["host"] for i in infos))
-            return infos
-        kept = [i for i in infos if policy.address_allowed(i["host"])]
-        if not kept:
+        try:
+            kept = set(self.policy.connectable(host, [i["host"] for i in infos]))
+        except ForbiddenAddress:
             self.refused += 1
-            shown = ", ".join(sorted({i["host"] for i in infos})[:4])
-            raise ForbiddenAddress(f"{host} resolves only to non-public addresses ({shown}); "
-                                   "--allow-private fetches them")
-        return kept
+            raise
+        return [i for i in infos if i["host"] in kept]
 
     async def close(self) -> None:
         await self.inner.close()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
 from ..limits import MAX_BODY_BYTES
-from .credentials import Credentials
+from .credentials import Credentials, parse_header
 from .fetch import HTML_TYPES
 from .resolve import parse_resolve
 from .traps import DEFAULT_DATE_HOPS
@@ -147,6 +147,12 @@ def _problem(c: CrawlConfig) -> str | None:
         return f"cookies: no such file {cred.cookies!r}"
     if cred.proxy is not None and not cred.proxy.lower().startswith(PROXY_SCHEMES):
         return "proxy must be an http://, https://, socks4:// or socks5:// URL"
+    if cred.proxy is not None and not _proxy_parses(cred.proxy):  # the value is not repeated: it may hold a password
+        return "proxy is not a valid URL: give scheme://[user:password@]host:port (IPv6 in brackets)"
+    try:  # the one check --header values pass: a line break would end the header and start another
+        parse_header(f"User-Agent: {c.user_agent}")
+    except ConfigError:
+        return "user_agent must not hold a line break or a NUL character (refused as in --header)"
     if isinstance(c.resolve, str):
         return "resolve must be a list of HOST:PORT:ADDR entries, not one string"
     try:
@@ -159,6 +165,18 @@ def _problem(c: CrawlConfig) -> str | None:
         except re.error as e:
             return f"bad regular expression {rx!r}: {e}"
     return None
+
+
+def _proxy_parses(proxy: str) -> bool:
+    """Whether the proxy URL has a host (and a valid port, if any) as aiohttp will read it (yarl)."""
+    import yarl
+
+    try:
+        u = yarl.URL(proxy)
+        _ = u.port  # a bad port raises here
+        return bool(u.host)
+    except (ValueError, TypeError):
+        return False
 
 
 # The defaults, for the crawl CLI's options (a slotted class hides them), as extract_cmd reads

@@ -12,15 +12,17 @@ the proxy; and how secrets are kept out of logs, the store and exports.
 * Proxy: `--proxy URL` for every request, else the standard environment variables (http_proxy,
   https_proxy, all_proxy, no_proxy) read by urllib's rules. We do not use aiohttp's trust_env: it
   also sends ~/.netrc passwords to whatever host matches, which a crawler must not do unasked.
-* Redaction: every secret (passwords, tokens, header values, cookie values, the proxy's userinfo)
-  is replaced by `***` in the error text the fetcher returns, which is what reaches the crawl log,
-  the store and the -v log. URLs are stored canonical, which drops `user:password@`.
+* Redaction: every secret (passwords, tokens, header values, cookie values, the userinfo of
+  `--proxy` or of the environment's proxy variables) and the userinfo of any URL is replaced by
+  `***` in the error text the fetcher returns, which is what reaches the crawl log, the store and
+  the -v log. URLs are stored canonical, which drops `user:password@`.
 """
 from __future__ import annotations
 
 import base64
 import email.utils
 import http.cookiejar
+import re
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -128,14 +130,24 @@ class Credentials:
         for _, value in self.headers:
             if len(value) >= MIN_SECRET:
                 out.add(value)
-        if self.proxy:
+        # --proxy, else the environment's proxies (any of them may be used): their passwords
+        proxies = [self.proxy] if self.proxy else \
+            list(urllib.request.getproxies_environment().values()) if self.proxy_env else []
+        for proxy in proxies:
             import yarl
-            u = yarl.URL(self.proxy)
-            if u.password:
-                out.add(u.password)
-                out.add(u.raw_password or u.password)
-            if u.user and u.password:
-                out.add(f"{u.raw_user}:{u.raw_password}@")
+            try:
+                u = yarl.URL(proxy)
+                parts = (u.user or "", u.password or "", u.raw_user or "", u.raw_password or "")
+            except ValueError:  # a malformed variable: its userinfo as written
+                info = proxy.partition("://")[2].partition("/")[0].rpartition("@")[0]
+                name, _, secret = info.partition(":")
+                parts = (name, secret, name, secret)
+            puser, ppass, raw_user, raw_pass = parts
+            if ppass:
+                out.add(ppass)
+                out.add(raw_pass or ppass)
+            if puser and ppass:
+                out.add(f"{raw_user}:{raw_pass}@")
         return sorted((s for s in out if s), key=len, reverse=True)
 
     def proxy_for(self, url: str) -> str | None:
@@ -156,8 +168,16 @@ class Credentials:
         return p
 
 
+# scheme://userinfo@ in any URL inside a text (an error message naming a proxy, a redirect target)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s'\"<>]*@")
+
+
 def redact(text: str, secrets: list[str]) -> str:
-    """text with every secret replaced by ***."""
+    """text with every secret replaced by *** and the userinfo of every URL in it by ***
+    ("http://user:pass@proxy:3128" -> "http://***@proxy:3128"): a password reaches an error
+    message in URLs that are not ours to list (aiohttp names the proxy it failed to use)."""
+    if "@" in text:
+        text = _USERINFO.sub(r"\1" + REDACTED + "@", text)
     for s in secrets:
         if s in text:
             text = text.replace(s, REDACTED)

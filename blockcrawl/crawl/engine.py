@@ -21,6 +21,7 @@ from . import setup
 from .admission import Admission, Known
 from .clock import SystemClock
 from .config import CrawlConfig, CrawlStats
+from .credentials import redact
 from .frontier import Item
 from .health import HostHealth
 from .outcome import Answered, Claimed, Failed, FailKind, Launched, Requeued, Skipped, SkipReason
@@ -283,7 +284,8 @@ class Crawler:
         except Exception as e:  # one bad page never stops the crawl (logged with its traceback)
             log.exception("processing %s failed", it.url)
             try:
-                self.rec.apply(it, res, Failed(FailKind.INTERNAL, "internal", f"{type(e).__name__}: {e}"))
+                why = redact(f"{type(e).__name__}: {e}", [])  # no URL's userinfo to the store
+                self.rec.apply(it, res, Failed(FailKind.INTERNAL, "internal", why))
             except StoreError as e2:
                 return self._store_failed(e2)
         finally:

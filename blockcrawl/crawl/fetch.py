@@ -213,7 +213,7 @@ class AiohttpFetcher:
             res.error, res.detail = "proxy", f"{type(e).__name__}: {e}"
         if res.error is not None and res.error != "content_type":
             res.body = None
-        if self._secrets and res.detail:
+        if res.detail:
             res.detail = redact(res.detail, self._secrets)
         end = time.monotonic()
         if w is not None and w.sends:

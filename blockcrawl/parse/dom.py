@@ -30,6 +30,10 @@ SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
 DEEP_LIMIT = 2000  # nesting depth above which the linear fallback builder is used
+# characters of a page's <title> kept (the stored and printed title; search results show it whole):
+# real titles run to ~70, the longest seen in the benchmarks' pages to a few hundred; a page could
+# send 2,000,000
+MAX_TITLE = 1000
 # A tag: end mark, name, and the '/' (or '/'s) that end a self-closed one. Possessive runs: each
 # character is read once (a lazy `[^<>]*?(/?)>` tried the close at every character of the tag's
 # body: 3x the time, ~9% of extract() on the development pages).
@@ -95,11 +99,12 @@ class Dom:
         return a.get(name) if a else None
 
     def title(self) -> str:
+        """The <title>'s text, white space collapsed, cut to MAX_TITLE characters."""
         t = self.find("title")
         if t < 0:
             return ""
         return " ".join("".join(self.text[j] for j in range(t, self.end[t])
-                                if self.tag[j] == TEXT).split())
+                                if self.tag[j] == TEXT).split())[:MAX_TITLE].rstrip()
 
 
 class _Builder:

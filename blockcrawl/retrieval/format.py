@@ -3,33 +3,36 @@ from __future__ import annotations
 
 import textwrap
 
+from ..plaintext import plain
 from .hybrid import Hit
 
 
 def marked(text: str, highlights: list[tuple[int, int]], marks: tuple[str, str]) -> str:
-    """text with marks[0] / marks[1] around each highlighted [start, end) span."""
+    """text with marks[0] / marks[1] around each highlighted [start, end) span; the text between
+    the marks without terminal control characters (plaintext.plain), the marks as given."""
     out, at = [], 0
     for a, b in sorted(highlights):
         if a < at:
             continue
-        out += [text[at:a], marks[0], text[a:b], marks[1]]
+        out += [plain(text[at:a]), marks[0], plain(text[a:b]), marks[1]]
         at = b
-    out.append(text[at:])
+    out.append(plain(text[at:]))
     return "".join(out)
 
 
 def format_hits(hits: list[Hit], width: int = 96, marks: tuple[str, str] = ("«", "»")) -> str:
     """Numbered hits: rank, score and heading path, then the source URL, then the snippet with the
     query's words between marks (plain «» by default: safe in any terminal and any file), wrapped;
-    then the context, when one was asked for."""
+    then the context, when one was asked for. What the page wrote (headings, URL, text) is printed
+    without terminal control characters (plaintext.plain)."""
     parts = []
     for n, h in enumerate(hits, 1):
-        crumbs = " > ".join(h.heading_path) or "(no heading)"
-        shown = marked(h.snippet, h.highlights, marks) if h.snippet else h.text
+        crumbs = plain(" > ".join(h.heading_path)).replace("\n", " ") or "(no heading)"
+        shown = marked(h.snippet, h.highlights, marks) if h.snippet else plain(h.text)
         body = textwrap.indent(textwrap.fill(shown, width), "    ")
-        part = f"{h.rank or n:>2}. [{h.score:.4f}] {crumbs}\n    {h.url}\n{body}\n"
+        part = f"{h.rank or n:>2}. [{h.score:.4f}] {crumbs}\n    {plain(h.url)}\n{body}\n"
         if h.context is not None:
-            ctx = "\n".join(textwrap.fill(p, width) for p in h.context.split("\n\n"))
+            ctx = "\n".join(textwrap.fill(p, width) for p in plain(h.context).split("\n\n"))
             part += "    context:\n" + textwrap.indent(ctx, "    | ") + "\n"
         parts.append(part)
     return "\n".join(parts)

@@ -311,10 +311,20 @@ def _filter_rows(store: SearchStore, loaded: _Loaded, pages: list[int]) -> np.nd
 
 
 def validate(query: str, k: int, mode: str) -> str:
+    """The query stripped, or SearchError: every search path (library, CLI, its forwarding to a
+    running serve, the HTTP API, MCP) passes here. A lone surrogate (a command-line byte that is not
+    UTF-8, read by Python as U+DC80-U+DCFF; a JSON "\\udce9") is no text: the tokenizer raised a
+    bare TypeError on it. U+FFFD is refused too: it is what the readers put for such bytes."""
     if not isinstance(query, str) or not query.strip():
         raise SearchError("empty query")
     if len(query) > MAX_QUERY_CHARS:
         raise SearchError(f"query too long ({len(query)} characters, at most {MAX_QUERY_CHARS})")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SearchError("the query is not valid text (a byte that is not UTF-8, or a lone surrogate)") from None
+    if "\ufffd" in query:  # what a reader put for such bytes (the MCP SDK, our MCP transport)
+        raise SearchError("the query is not valid text (U+FFFD stands for bytes that were not UTF-8)")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise SearchError(f"k must be between 1 and {MAX_K}")
     if mode not in MODES:

@@ -235,6 +235,47 @@ def _run_cli(*args: str) -> str:
     return last
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_line(line: bytes) -> bytes:
+    """One JSON-RPC line from the client with every lone surrogate escape ("\\udce9", valid JSON but
+    no Unicode text) turned into U+FFFD, as the SDK turns bytes that are not UTF-8. The SDK's parser
+    refuses such a line as invalid JSON and then answers nothing at all, so a client waited for ever;
+    cleaned, the request is answered, and a query holding U+FFFD is a search error (retrieval.hybrid
+    validate). Other lines are returned as they came."""
+    if b"\\u" not in line:
+        return line
+    import json
+
+    try:
+        text = json.dumps(json.loads(line), ensure_ascii=False)
+    except ValueError:
+        return line  # the SDK reports it
+    if not _SURROGATE.search(text):
+        return line
+    return _SURROGATE.sub("\ufffd", text).encode() + b"\n"
+
+
+def clean_stdin() -> None:
+    """Point fd 0 at a pipe fed by a thread that passes the real standard input through clean_line
+    (the SDK's stdio transport then reads the pipe). End of input is passed on as the pipe's end."""
+    r, w = os.pipe()
+    src = os.dup(0)
+    os.dup2(r, 0)
+    os.close(r)
+
+    def pump() -> None:
+        with open(src, "rb") as inp, open(w, "wb", buffering=0) as out:
+            try:
+                for line in inp:
+                    out.write(clean_line(line))
+            except OSError:
+                pass
+
+    threading.Thread(target=pump, name="blockcrawl-mcp-stdin", daemon=True).start()
+
+
 @contextmanager
 def stdout_to_stderr() -> Iterator[None]:
     """fd 1 pointed at stderr for the block: over stdio, stdout is the protocol's wire, and a stray
@@ -270,4 +311,4 @@ def open_for_mcp(store_path: str | Path, embedder: Embedder | None = None,
     return store, emb
 
 
-__all__ = ["build_server", "open_for_mcp", "stdout_to_stderr"]
+__all__ = ["build_server", "clean_line", "clean_stdin", "open_for_mcp", "stdout_to_stderr"]

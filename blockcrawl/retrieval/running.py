@@ -53,9 +53,12 @@ def file_id(location: str | os.PathLike[str]) -> str:
     loc = str(location)
     if loc.startswith(("postgres://", "postgresql://")):
         return ""
+    from ..errors import StoreError
+    from ..store import sqlite_path
+
     try:
-        st = os.stat(loc)
-    except OSError:
+        st = os.stat(sqlite_path(loc))  # sqlite:///site.db is site.db
+    except (OSError, StoreError):
         return "missing"
     return f"{st.st_dev}:{st.st_ino}"
 
@@ -65,6 +68,13 @@ def store_key(location: str | os.PathLike[str]) -> str:
     `./x/../site.db` find the same serve."""
     loc = str(location)
     if not loc.startswith(("postgres://", "postgresql://")):
+        from ..errors import StoreError
+        from ..store import sqlite_path
+
+        try:
+            loc = str(sqlite_path(loc))
+        except StoreError:
+            pass
         loc = os.path.realpath(loc)
     return hashlib.sha256(loc.encode()).hexdigest()[:32]
 

@@ -186,10 +186,9 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
                                     ("offset", 0, "an integer >= 0"),
                                     ("per_page", PER_PAGE, "an integer >= 0 (0: no limit)")):
             raw = params.get(name, "")
-            try:
-                ints[name] = int(raw) if raw else default
-            except ValueError:
+            if raw and not (raw.isascii() and raw.isdigit()):  # int() also takes "1_0", "+5", " 5", "٥"
                 return _json(400, {"error": f"{name} must be {what}"})
+            ints[name] = int(raw) if raw else default
         # an empty parameter is an absent one (a form's blank field)
         site, prefix, context, kind, lang, since = (params.get(n) or None for n in (
             "site", "url_prefix", "context", "kind", "lang", "since"))
@@ -236,15 +235,56 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
     return app
 
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def host_name(header: bytes) -> str:
+    """The name in a Host header, lower case, without port, brackets or a trailing dot
+    ("[::1]:8000" -> "::1", "LocalHost.:80" -> "localhost")."""
+    h = header.decode("latin-1").strip().lower()
+    if h.count(":") > 1 and not h.startswith("["):  # a bare IPv6 address (a --host or --allowed-host value)
+        return h
+    if h.startswith("["):
+        h = h[1:h.find("]")] if "]" in h else h[1:]
+    else:
+        name, sep, port = h.rpartition(":")
+        if sep and (port.isdigit() or not port):
+            h = name
+    return h.rstrip(".")
+
+
+def allowed_hosts(bound: str, extra: tuple[str, ...] = ()) -> frozenset[str] | None:
+    """The Host names serve answers: loopback names, the address it is bound to, and extra ("*" in
+    extra: any Host, returned as None)."""
+    if "*" in extra:
+        return None
+    return LOOPBACK_NAMES | {host_name(bound.encode("latin-1"))} | {host_name(e.encode("latin-1")) for e in extra}
+
+
+def host_allowed(headers: list[tuple[bytes, bytes]], allowed: frozenset[str] | None) -> bool:
+    """Whether a request's Host header names this server. A web page can point its own name at
+    127.0.0.1 (DNS rebinding) and then read this server as same-origin; its requests carry that
+    name as Host, so a name not in allowed is refused. No Host at all (HTTP/1.0 tools) is not a
+    browser's request and passes; two Host headers are refused."""
+    if allowed is None:
+        return True
+    hosts = [v for n, v in headers if n == b"host"]
+    if not hosts:
+        return True
+    return len(hosts) == 1 and host_name(hosts[0]) in allowed
+
+
 class Guard:
-    """ASGI wrapper in front of the routes: GET/HEAD only, a cap on the URL, one access-log line.
+    """ASGI wrapper in front of the routes: the Host header checked (421 for a name this server
+    does not answer to), GET/HEAD only, a cap on the URL, one access-log line.
 
     A request that carries a body (nothing here reads one) is answered with Connection: close. uvicorn
     frames bodies correctly, so the body is never parsed as a request; closing is defence in depth for
     when a proxy in front frames it differently (the desync behind real smuggling attacks)."""
 
-    def __init__(self, app: Starlette, access_log: bool, ident: str | None = None) -> None:
-        self.app, self.access_log = app, access_log
+    def __init__(self, app: Starlette, access_log: bool, ident: str | None = None,
+                 hosts: frozenset[str] | None = LOOPBACK_NAMES) -> None:
+        self.app, self.access_log, self.hosts = app, access_log, hosts
         # sent back on every answer: `blockcrawl search` checks it against the serve's record
         # (retrieval.running) before it takes hits from this port
         self.ident = [(TOKEN_HEADER.lower().encode(), ident.encode())] if ident else []
@@ -268,7 +308,10 @@ class Guard:
             await send(message)
 
         target_len = len(scope["raw_path"]) + len(scope["query_string"])
-        if scope["method"] not in ("GET", "HEAD"):
+        if not host_allowed(headers, self.hosts):
+            await _json(421, {"error": "this server does not answer to that Host name "
+                                       "(blockcrawl serve --allowed-host NAME adds one)"})(scope, receive, send_)
+        elif scope["method"] not in ("GET", "HEAD"):
             response = _json(405, {"error": "use GET"}, {"Allow": "GET, HEAD"})
             await response(scope, receive, send_)
         elif target_len > MAX_URL:
@@ -292,7 +335,13 @@ class Protocol(HttpToolsProtocol):
     set explicitly (asyncio sets it too; the old server's 44 ms keep-alive requests were Nagle's).
 
     The size is counted per socket read, so a head can overrun max_head by one read before it is
-    refused; memory stays bounded all the same."""
+    refused; memory stays bounded all the same.
+
+    What it relies on in uvicorn is not public (the parser callbacks on_message_begin and
+    on_headers_complete, self.cycle.response_complete, self.loop, self.transport): ASGI middleware
+    only sees a request once its head is complete, too late for both limits. pyproject pins uvicorn
+    to the tested range and tests/test_serve.py::test_uvicorn_is_in_the_range_the_protocol_was_tested_on
+    checks the names (docs/decisions/0100-serve-uvicorn-protocol.md)."""
 
     limits = Limits()  # a subclass per server sets its own
 
@@ -364,13 +413,14 @@ class SearchServer:
     the search threads. The same four names as the standard library's servers, so callers need not care."""
 
     def __init__(self, sock: socket.socket, searcher: Searcher, limits: Limits, access_log: bool,
-                 ident: str | None = None) -> None:
+                 ident: str | None = None, hosts: tuple[str, ...] = ()) -> None:
         self.socket, self.searcher, self.limits = sock, searcher, limits
         self.server_address: tuple[str, int] = sock.getsockname()[:2]
+        self.hosts = allowed_hosts(self.server_address[0], hosts)
         self.app = build_app(searcher, _page())
         protocol = type("Protocol", (Protocol,), {"limits": limits})
         config = uvicorn.Config(
-            Guard(self.app, access_log, ident), http=protocol, ws="none", lifespan="off", loop="asyncio",
+            Guard(self.app, access_log, ident, self.hosts), http=protocol, ws="none", lifespan="off", loop="asyncio",
             log_config=None, access_log=False, server_header=False, proxy_headers=False,
             limit_concurrency=limits.max_connections, backlog=limits.backlog,
             timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]  # a float works: call_later
@@ -408,10 +458,13 @@ def _listen(host: str, port: int, backlog: int) -> socket.socket:
 
 def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
                 embedder: Embedder | None = None, warm: bool = True, limits: Limits | None = None,
-                access_log: bool = True, ident: str | None = None) -> SearchServer:
+                access_log: bool = True, ident: str | None = None,
+                allowed_hosts: tuple[str, ...] = ()) -> SearchServer:
     """A bound server (port 0 picks a free one: see server.server_address). Checks the store first
     and, with warm, loads the model and vectors so the first query is as fast as the next.
-    ident: a token sent in the X-Blockcrawl-Serve header of every answer (retrieval.running)."""
+    ident: a token sent in the X-Blockcrawl-Serve header of every answer (retrieval.running).
+    allowed_hosts: Host names answered besides loopback names and the bound address ("*": any);
+    a request with another Host is answered 421 (DNS rebinding)."""
     limits = limits or Limits()
     searcher = Searcher(store, embedder or default_embedder(), limits.search_threads, limits.max_queued)
     try:  # StoreMissing / StoreError above (opening), NotIndexed here
@@ -421,7 +474,7 @@ def make_server(store: str | Path, host: str = "127.0.0.1", port: int = 8000,
     except BaseException:
         searcher.close()
         raise
-    return SearchServer(sock, searcher, limits, access_log, ident)
+    return SearchServer(sock, searcher, limits, access_log, ident, allowed_hosts)
 
 
 def serve_in_thread(server: SearchServer) -> threading.Thread:

@@ -35,6 +35,22 @@ def is_postgres(location: str | os.PathLike[str]) -> bool:
     return isinstance(location, str) and location.lower().startswith(("postgresql://", "postgres://"))
 
 
+def sqlite_path(location: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """A --store value with an sqlite: URL read as SQLAlchemy reads it: `sqlite:///site.db` is the
+    relative path site.db, `sqlite:////srv/site.db` the absolute /srv/site.db. Other values as
+    given; an sqlite: URL of another form is a StoreError."""
+    if not (isinstance(location, str) and location[:7].lower() == "sqlite:"):
+        return location
+    rest = location[7:]
+    path = rest[3:]
+    if not rest.startswith("///") or not path or "?" in path or path.startswith(":memory:"):
+        from ..errors import StoreError
+
+        raise StoreError(f"{location[:200]}: an SQLite URL is sqlite:///relative/path.db or "
+                         "sqlite:////absolute/path.db (or give the path itself)")
+    return path
+
+
 def open_store(location: str | os.PathLike[str], *, create: bool = True, readonly: bool = False,
                who: str = "a blockcrawl writer") -> AnyStore:
     """The store at location: a PostgresStore for a postgresql:// or postgres:// URL, else the
@@ -45,8 +61,8 @@ def open_store(location: str | os.PathLike[str], *, create: bool = True, readonl
         from .postgres import PostgresStore
 
         return PostgresStore(str(location), create=create, readonly=readonly, who=who)
-    return SqliteStore(location, create=create, readonly=readonly, who=who)
+    return SqliteStore(sqlite_path(location), create=create, readonly=readonly, who=who)
 
 
 __all__ = ["SCHEMA_VERSION", "AnyStore", "ChunkSource", "KeywordIndex", "PageSink", "RecordSource", "SearchStore",
-           "SqliteStore", "Store", "StoredChunk", "VectorIndex", "is_postgres", "open_store"]
+           "SqliteStore", "Store", "StoredChunk", "VectorIndex", "is_postgres", "open_store", "sqlite_path"]
