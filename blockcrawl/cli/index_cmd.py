@@ -36,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="build or update an approximate (HNSW) vector index next to the store even when "
                         "small (by default: from 300,000 vectors, or when one exists); needs hnswlib")
     p.add_argument("--no-ann", dest="ann", action="store_false", help="never build or update the HNSW index")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
+                   help="no progress bar (there is none either when stderr is not a terminal)")
     p.set_defaults(func=run)
 
 
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and not 1 <= args.workers <= 256:
         print("blockcrawl index: --workers must be between 1 and 256", file=sys.stderr)
         return 2
+    from ..crawl.progress import is_terminal
     from ..errors import BlockcrawlError
     from ..index import build_index
     from ..index.ann import available
@@ -67,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
             if args.precision is not None or args.workers is not None:
                 emb = MiniLMEmbedder(args.batch_size, precision=args.precision or emb.precision,
                                      workers=args.workers)
-            st = build_index(store, emb, batch_size=args.batch_size, ann=args.ann, progress=not args.quiet,
+            # a bar only on a terminal: in a log file its `\r` redraws are a line each
+            bar = not args.no_progress and is_terminal(sys.stderr)
+            st = build_index(store, emb, batch_size=args.batch_size, ann=args.ann, progress=bar,
                              rebuild=args.rebuild)
             where = store.location
     except BlockcrawlError as e:
