@@ -45,8 +45,10 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.batch_size <= 4096:
         print("blockcrawl index: --batch-size must be between 1 and 4096", file=sys.stderr)
         return 2
-    if args.workers is not None and not 1 <= args.workers <= 256:
-        print("blockcrawl index: --workers must be between 1 and 256", file=sys.stderr)
+    from ..limits import workers_error
+
+    if args.workers is not None and (bad := workers_error(args.workers, 1)):
+        print(f"blockcrawl index: --{bad}", file=sys.stderr)
         return 2
     from ..crawl.progress import is_terminal
     from ..errors import BlockcrawlError

@@ -71,7 +71,7 @@ def build_ann(store: Path, ids: np.ndarray, matrix: np.ndarray, generation: int 
         raise RuntimeError("--ann needs hnswlib: pip install 'blockcrawl[ann]'")
     import hnswlib
 
-    from .embed import available_cpus
+    from ..limits import available_cpus
 
     path, meta = ann_paths(store)
     dim = matrix.shape[1] if matrix.ndim == 2 and matrix.shape[0] else 1
