@@ -108,19 +108,23 @@ def build_ann(store: Path, ids: np.ndarray, matrix: np.ndarray, generation: int 
     tmp = path.with_name(path.name + ".tmp")
     deleted_path = _deleted_path(store)
     tmps = (tmp, deleted_path.with_name(deleted_path.name + ".tmp"), meta.with_name(meta.name + ".tmp"))
+    info = {"generation": str(generation), "count": int(graph.get_current_count()), "live": int(len(ids)),
+            "max": int(graph.get_max_elements()), "dim": dim}
     try:
         graph.save_index(str(tmp))
         # hnswlib writes through a C++ stream that never reports a failed write: on a full disk the
-        # file is cut short without an error. Read it back before it replaces the graph.
+        # file is cut short without an error. Read it back before it replaces the graph (the one
+        # built is let go first: one graph in memory at a time).
+        del graph, idx
         check = hnswlib.Index(space="ip", dim=dim)
         try:
-            check.load_index(str(tmp), max_elements=max(1, int(graph.get_max_elements())))
+            check.load_index(str(tmp), max_elements=max(1, int(info["max"])))
         except RuntimeError:
             raise OSError(f"the graph written to {tmp.name} reads back damaged") from None
+        del check
         with open(tmps[1], "wb") as f:
             np.save(f, deleted)
-        tmps[2].write_text(json.dumps({"generation": str(generation), "count": int(graph.get_current_count()),
-                                       "live": int(len(ids)), "max": int(graph.get_max_elements()), "dim": dim}))
+        tmps[2].write_text(json.dumps(info))
     except OSError as e:
         for t in tmps:
             t.unlink(missing_ok=True)
