@@ -26,7 +26,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from blockcrawl import SitePipeline  # noqa: E402
-from blockcrawl.index.embed import MiniLMEmbedder, available_cpus  # noqa: E402
+from blockcrawl.index.embed import MiniLMEmbedder  # noqa: E402
+from blockcrawl.limits import available_cpus  # noqa: E402
 from blockcrawl.records import embedding_text  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -35,9 +35,15 @@ class Inflater:
     Several codings ("gzip, gzip": RFC 9110 8.4, listed in the order they were applied; seen from
     servers that compress what a framework already compressed) are undone last first: this
     decoder takes the last one and feeds its output to a decoder of the rest, each bounded by
-    the same limit."""
+    the same limit.
 
-    __slots__ = ("_d", "_fallback", "_next", "_parts", "_seen", "consumed", "limit", "over", "size")
+    A gzip body may hold several members one after another (RFC 1952 2.2; `cat a.gz b.gz`, or a
+    server that flushes by starting a new member): each member that ends is followed by the next,
+    as `gzip -d` and Python's gzip do, all of them under the one limit. Zero bytes between members
+    are padding; anything else after a member is trailing garbage, ignored as `gzip -d` does."""
+
+    __slots__ = ("_d", "_fallback", "_gzip", "_junk", "_next", "_parts", "_seen", "_tail", "consumed", "limit",
+                 "over", "size")
 
     def __init__(self, encoding: str, limit: int) -> None:
         codings = [c.strip() for c in encoding.lower().split(",")]
@@ -51,6 +57,9 @@ class Inflater:
         self._parts: list[bytes] = []
         self._fallback = enc == "deflate"
         self._seen: list[bytes] = []  # input fed while nothing came out (for the raw-deflate retry)
+        self._gzip = enc in ("gzip", "x-gzip")  # a member's end may be followed by another member
+        self._tail = b""  # after a member: the first byte of what may be the next member's magic
+        self._junk = False  # after a member: trailing bytes that are not a member, ignored
         if enc in ("", "identity"):
             self._d: Any = None
         elif enc in ("gzip", "x-gzip"):
@@ -70,7 +79,11 @@ class Inflater:
             return self.over
         if self._fallback and not self.size:
             self._seen.append(data)
-        while data and not self._d.eof:
+        while data:
+            if self._d.eof:
+                data = self._next_member(data)
+                if not data:
+                    break
             try:
                 out = self._d.decompress(data, self.limit - self.size + 1)
             except zlib.error:
@@ -80,7 +93,9 @@ class Inflater:
                 self._d = zlib.decompressobj(-15)  # raw deflate: replay what came so far
                 data, self._seen = b"".join(self._seen), []
                 continue
-            self.consumed += len(data) - len(self._d.unconsumed_tail)
+            # at a member's end the input after it is unused_data, not consumed
+            rest = self._d.unused_data if self._d.eof else self._d.unconsumed_tail
+            self.consumed += len(data) - len(rest)
             if out and self._next is not None:
                 self.size += len(out)
                 self._seen = []
@@ -94,13 +109,33 @@ class Inflater:
                 if self.size > self.limit:
                     self.over = True
                     return True
-            data = self._d.unconsumed_tail
+            data = rest
         return False
+
+    def _next_member(self, data: bytes) -> bytes:
+        """Input after a finished stream: what starts the next gzip member (a new decoder is set up
+        for it), or b"" when there is none yet (padding, garbage, a deflate stream's tail, or one
+        byte that may begin a member: kept for the next feed)."""
+        if not self._gzip or self._junk:
+            return b""
+        data = (self._tail + data).lstrip(b"\x00")
+        self._tail = b""
+        if not data:
+            return b""
+        if data[:1] != b"\x1f" or (len(data) > 1 and data[1:2] != b"\x8b"):
+            self._junk = True  # not a member: ignored, as gzip -d does ("trailing garbage")
+            return b""
+        if len(data) == 1:
+            self._tail = data
+            return b""
+        self._d = zlib.decompressobj(31)  # a following member is gzip (its magic is checked)
+        return data
 
     @property
     def eof(self) -> bool:
-        """The compressed stream has ended (an identity body ends when its bytes do)."""
-        own = self._d is None or bool(self._d.eof)
+        """The compressed stream has ended (an identity body ends when its bytes do): for gzip, the
+        last member begun has ended (another may still follow)."""
+        own = self._d is None or (bool(self._d.eof) and not self._tail)
         return own and (self._next is None or self._next.eof)
 
     @property
@@ -133,7 +168,7 @@ def inflate(data: bytes, limit: int, encoding: str = "gzip") -> Inflated:
     error = ""
     try:
         for i in range(0, len(data), PIECE):
-            if inf.feed(data[i:i + PIECE]) or inf.eof:
+            if inf.feed(data[i:i + PIECE]):  # not at eof: a gzip member may follow
                 break
     except zlib.error as e:
         error = f"{encoding}: {e}"

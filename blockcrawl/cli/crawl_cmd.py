@@ -181,7 +181,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="only crawl: store pages (URL, status, title) and follow links, no blocks or chunks")
     g.add_argument("--workers", type=_positive(int), default=None, metavar="N",
                    help="processes that parse and chunk pages (default: the CPU count, at most 4; "
-                        "0: a thread of the crawler process)")
+                        "0: a thread of the crawler process; at most 256, and never more processes than the "
+                        "CPUs and free memory hold)")
     g.add_argument("--analysis-timeout", type=_positive(float), default=D.analysis_timeout, metavar="S",
                    help="seconds one page's analysis may take in a worker process; past it the worker is "
                         "replaced and the page recorded as failed 'too complex' (default %(default)g)")

@@ -36,7 +36,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="build or update an approximate (HNSW) vector index next to the store even when "
                         "small (by default: from 300,000 vectors, or when one exists); needs hnswlib")
     p.add_argument("--no-ann", dest="ann", action="store_false", help="never build or update the HNSW index")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", dest="no_progress", action="store_true",
+                   help="no progress bar (there is none either when stderr is not a terminal)")
     p.set_defaults(func=run)
 
 
@@ -44,9 +45,12 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.batch_size <= 4096:
         print("blockcrawl index: --batch-size must be between 1 and 4096", file=sys.stderr)
         return 2
-    if args.workers is not None and not 1 <= args.workers <= 256:
-        print("blockcrawl index: --workers must be between 1 and 256", file=sys.stderr)
+    from ..limits import workers_error
+
+    if args.workers is not None and (bad := workers_error(args.workers, 1)):
+        print(f"blockcrawl index: --{bad}", file=sys.stderr)
         return 2
+    from ..crawl.progress import is_terminal
     from ..errors import BlockcrawlError
     from ..index import build_index
     from ..index.ann import available
@@ -67,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
             if args.precision is not None or args.workers is not None:
                 emb = MiniLMEmbedder(args.batch_size, precision=args.precision or emb.precision,
                                      workers=args.workers)
-            st = build_index(store, emb, batch_size=args.batch_size, ann=args.ann, progress=not args.quiet,
+            # a bar only on a terminal: in a log file its `\r` redraws are a line each
+            bar = not args.no_progress and is_terminal(sys.stderr)
+            st = build_index(store, emb, batch_size=args.batch_size, ann=args.ann, progress=bar,
                              rebuild=args.rebuild)
             where = store.location
     except BlockcrawlError as e:

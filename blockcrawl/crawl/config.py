@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
-from ..limits import MAX_BODY_BYTES
+from ..limits import MAX_BODY_BYTES, workers_error
 from .credentials import Credentials, parse_header
 from .fetch import HTML_TYPES
 from .resolve import parse_resolve
@@ -126,6 +126,8 @@ def _problem(c: CrawlConfig) -> str | None:
         v = getattr(c, name)
         if v is not None and v < 0:
             return f"{name} must not be negative (got {v})"
+    if bad := workers_error(c.workers, 0):  # processes: more than the bound is a typo, not a machine
+        return bad
     if c.frontier is not None:
         if not c.frontier.lower().startswith(("redis://", "rediss://", "unix://")):
             return f"frontier must be a redis://, rediss:// or unix:// URL (got {c.frontier.split('://')[0]!r}://...)"

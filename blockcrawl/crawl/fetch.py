@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import sys
 import time
 import zlib
+from asyncio import timeout as _timeout
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,12 +50,7 @@ from .urls import wire_url
 from .wire import _WIRE, Deadline, _Dropped, _GatedConnector, _headers_sent, _no_resend, _socks_connector, _Wire
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
-
-if sys.version_info >= (3, 11):
-    from asyncio import timeout as _timeout
-else:  # aiohttp depends on async-timeout before 3.11
-    from async_timeout import timeout as _timeout
+    from typing import Self
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 CHUNK = 65536
@@ -188,7 +183,7 @@ class AiohttpFetcher:
                     _WIRE.reset(token)
         except BodyTooLarge as e:
             res.error, res.detail, res.body = e.kind, str(e), None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             res.error, res.detail = "timeout", f"no complete answer in {self.timeout:g} s"
         except aiohttp.ClientConnectorDNSError as e:
             why = forbidden_reason(e)

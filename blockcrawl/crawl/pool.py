@@ -4,6 +4,7 @@ worker, and replaces a worker stuck on one page."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import os
 import pickle
@@ -23,8 +24,27 @@ from .process import PageOut, analyse, finish, init_state, load_model, prime
 # pages took 0.76 s and a 5 MB page a few seconds; a page with 40k attributes on one element
 # took 14 s in lexbor before the attribute cap (parse/dom.py). 30 s leaves real pages alone on
 # a loaded machine and still bounds what a hostile page can hold a worker for.
+log = logging.getLogger("blockcrawl.crawl")
+
 ANALYSIS_TIMEOUT = DEFAULT_ANALYSIS_TIMEOUT
 TOO_COMPLEX = "too complex"
+
+# What one analysis process is counted to need: ~60 MB resident once started (measured: VmRSS of a
+# warm worker), plus the DOM, blocks and chunks of a page of up to 10 MiB being analysed.
+PROCESS_BYTES = 160 * 2**20
+
+
+def processes_for(requested: int, cpus: int, memory: int | None, per_process: int = PROCESS_BYTES) -> int:
+    """How many analysis processes to start when `requested` are asked for: no more than the CPUs
+    (analysis is CPU-bound; more processes only contend and cost memory), no more than the
+    available memory holds at `per_process` bytes each (unknown memory: no memory bound), and at
+    least one when any was asked for (0 stays 0: one thread of the crawler process)."""
+    if requested <= 0:
+        return 0
+    n = min(requested, max(1, cpus))
+    if memory is not None:
+        n = min(n, memory // max(1, per_process))
+    return max(1, n)
 
 
 class PoolAnalyzer:
@@ -45,7 +65,13 @@ class PoolAnalyzer:
             init_state(self.spec)
             self._pools = [ThreadPoolExecutor(1, thread_name_prefix="blockcrawl-analyse")]
         else:
-            self._pools = [self._new_pool() for _ in range(self.workers)]
+            from ..limits import available_cpus, available_memory
+
+            n = processes_for(self.workers, available_cpus(), available_memory())
+            if n < self.workers:
+                log.warning("starting %d analysis processes, not %d: what this machine's CPUs and free "
+                            "memory hold", n, self.workers)
+            self._pools = [self._new_pool() for _ in range(n)]
         return self
 
     def _new_pool(self) -> ProcessPoolExecutor:

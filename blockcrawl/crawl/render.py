@@ -221,7 +221,7 @@ class RenderingFetcher:
             try:
                 await asyncio.wait_for(self._load(page, job), timeout=self.timeout)
                 why = ""
-            except (TimeoutError, asyncio.TimeoutError):
+            except TimeoutError:
                 why = "time limit"
             except Exception as e:  # noqa: BLE001 - e.g. the page's own navigation failed
                 if not job.served:

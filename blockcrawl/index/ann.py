@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import StoreError
+
 if TYPE_CHECKING:
     import hnswlib
 
@@ -71,7 +73,7 @@ def build_ann(store: Path, ids: np.ndarray, matrix: np.ndarray, generation: int 
         raise RuntimeError("--ann needs hnswlib: pip install 'blockcrawl[ann]'")
     import hnswlib
 
-    from .embed import available_cpus
+    from ..limits import available_cpus
 
     path, meta = ann_paths(store)
     dim = matrix.shape[1] if matrix.ndim == 2 and matrix.shape[0] else 1
@@ -101,14 +103,37 @@ def build_ann(store: Path, ids: np.ndarray, matrix: np.ndarray, generation: int 
         if len(ids):
             graph.add_items(matrix, ids, num_threads=available_cpus())  # every core: a thread per insert
         deleted = np.zeros(0, dtype=np.int64)
+    # Every file is written beside its place first; only renames follow, so a write that fails (a
+    # full disk) leaves the previous graph and its meta as they were, and the next run rebuilds.
     tmp = path.with_name(path.name + ".tmp")
-    graph.save_index(str(tmp))
+    deleted_path = _deleted_path(store)
+    tmps = (tmp, deleted_path.with_name(deleted_path.name + ".tmp"), meta.with_name(meta.name + ".tmp"))
+    info = {"generation": str(generation), "count": int(graph.get_current_count()), "live": int(len(ids)),
+            "max": int(graph.get_max_elements()), "dim": dim}
+    try:
+        graph.save_index(str(tmp))
+        # hnswlib writes through a C++ stream that never reports a failed write: on a full disk the
+        # file is cut short without an error. Read it back before it replaces the graph (the one
+        # built is let go first: one graph in memory at a time).
+        del graph, idx
+        check = hnswlib.Index(space="ip", dim=dim)
+        try:
+            check.load_index(str(tmp), max_elements=max(1, int(info["max"])))
+        except RuntimeError:
+            raise OSError(f"the graph written to {tmp.name} reads back damaged") from None
+        del check
+        with open(tmps[1], "wb") as f:
+            np.save(f, deleted)
+        tmps[2].write_text(json.dumps(info))
+    except OSError as e:
+        for t in tmps:
+            t.unlink(missing_ok=True)
+        raise StoreError(f"cannot write the HNSW graph {path.name} next to the store ({e.strerror or e}); "
+                         "the vectors are stored: run 'blockcrawl index' again when there is room") from None
     meta.unlink(missing_ok=True)  # no searcher trusts the graph while it is swapped
     tmp.replace(path)  # atomic: a searcher never opens half a file
-    np.save(_deleted_path(store), deleted)
-    meta.write_text(json.dumps({"generation": str(generation), "count": int(graph.get_current_count()),
-                                "live": int(len(ids)),
-                                "max": int(graph.get_max_elements()), "dim": dim}))
+    tmps[1].replace(deleted_path)
+    tmps[2].replace(meta)
     return path
 
 

@@ -110,8 +110,10 @@ def build_index(store: ChunkSource | str | os.PathLike[str], embedder: Embedder 
         vecfile.write(Path(base), ids, matrix, vecfile.token_of({"generation": str(generation),
                                                                   "indexed_at": str(indexed_at)}))
         prev = meta.get("generation")
-        had_graph = prev is not None and ann_mod.built_for(Path(base)) == prev
-        if ann or (ann is None and ann_mod.available() and (had_graph or len(ids) >= ann_mod.AUTO_MIN_ROWS)):
+        on_disk = ann_mod.built_for(Path(base))
+        had_graph = prev is not None and on_disk == prev  # updated in place; an older graph (a run that
+        # failed after its commit, e.g. the vector file on a full disk) is rebuilt, not dropped
+        if ann or (ann is None and ann_mod.available() and (on_disk is not None or len(ids) >= ann_mod.AUTO_MIN_ROWS)):
             incremental = had_graph and not rebuild and not repaired
             changed = np.fromiter((c for c, _ in todo), dtype=np.int64, count=len(todo))
             ann_mod.build_ann(Path(base), ids, matrix, generation, prev if incremental else None, changed)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..limits import available_cpus
 from .onnx_model import PRECISIONS
 from .threads import torch_single_thread
 
@@ -166,14 +167,6 @@ class MiniLMEmbedder:
                 for _ in pool.map(run, parts):
                     pass
         return normalize(out)
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on (the affinity mask: a container's share, not the host's)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 _default: MiniLMEmbedder | None = None

@@ -122,8 +122,9 @@ def run_indexer(store: str, side: Path, stop_file: Path, stats_file: Path | None
     t0 = time.perf_counter()
     signal.signal(signal.SIGTERM, _terminated)
     from ..errors import BlockcrawlError
+    from ..limits import available_cpus
     from ..store import open_store
-    from .embed import available_cpus, default_embedder
+    from .embed import default_embedder
 
     emb = default_embedder()
     emb.workers = max(1, available_cpus() - KEEP_CPUS)

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import StoreError
+
 
 def paths(base: Path) -> tuple[Path, Path, Path]:
     return (base.with_name(base.name + ".vecs.npy"), base.with_name(base.name + ".vecs.ids.npy"),
@@ -31,21 +33,35 @@ def token_of(meta: dict[str, str]) -> str:
 
 def write(base: Path, ids: np.ndarray, matrix: np.ndarray, token: str) -> None:
     """Write atomically: the .json (read first by load) is replaced last, so a reader sees the old
-    files with the old token, or the new ones."""
+    files with the old token, or the new ones.
+
+    A write that fails (a full disk: ENOSPC, a quota, a read-only folder) leaves no file behind,
+    neither its .tmp nor the previous generation's copy (stale once its .json is gone, and room
+    the disk lacks), and raises StoreError: one line from the CLI. SQLite stays the truth, so
+    search reads the vectors there until the next `index` writes the file."""
     vec_path, ids_path, meta_path = paths(base)
+    tmps = [p.with_name(p.name + ".tmp") for p in (vec_path, ids_path, meta_path)]
     try:
-        meta_path.unlink()  # from here until the end, no reader trusts the files
-    except FileNotFoundError:
-        pass
-    for path, arr in ((vec_path, np.ascontiguousarray(matrix, dtype=np.float32)),
-                      (ids_path, np.ascontiguousarray(ids, dtype=np.int64))):
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.save(f, arr)
-        os.replace(tmp, path)
-    tmp = meta_path.with_name(meta_path.name + ".tmp")
-    tmp.write_text(json.dumps({"token": token, "count": int(len(ids)), "dim": int(matrix.shape[1])}))
-    os.replace(tmp, meta_path)
+        try:
+            meta_path.unlink()  # from here until the end, no reader trusts the files
+        except FileNotFoundError:
+            pass
+        for path, tmp, arr in ((vec_path, tmps[0], np.ascontiguousarray(matrix, dtype=np.float32)),
+                               (ids_path, tmps[1], np.ascontiguousarray(ids, dtype=np.int64))):
+            with open(tmp, "wb") as f:
+                np.save(f, arr)
+            os.replace(tmp, path)
+        tmps[2].write_text(json.dumps({"token": token, "count": int(len(ids)), "dim": int(matrix.shape[1])}))
+        os.replace(tmps[2], meta_path)
+    except OSError as e:
+        for p in (*tmps, *paths(base)):
+            try:
+                p.unlink()
+            except OSError:
+                pass
+        why = e.strerror or str(e)
+        raise StoreError(f"cannot write the vector file {vec_path.name} next to the store ({why}); the "
+                         "vectors are stored: run 'blockcrawl index' again when there is room") from None
 
 
 def load(base: Path, token: str, dim: int) -> tuple[np.ndarray, np.ndarray] | None:
