@@ -20,7 +20,7 @@ PACKAGE = ROOT / "blockcrawl"
 
 # the first name below blockcrawl. -> its layer; a higher number may import a lower, not the reverse
 LAYERS: dict[str, int] = {
-    "_version": 0, "errors": 0, "records": 0, "hashing": 0, "limits": 0, "compress": 0, "frontier_item": 0,
+    "_version": 0, "errors": 0, "records": 0, "hashing": 0, "limits": 0, "compress": 0, "frontier_item": 0, "plaintext": 0,
     "parse": 1,
     "extraction": 2,
     "chunk": 3,
