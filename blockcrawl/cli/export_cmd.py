@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        epilog="examples:\n  blockcrawl export --store site.db > chunks.jsonl\n"
                               "  blockcrawl export --store site.db --what pages | jq -r .url\n"
                               "  blockcrawl export --store site.db --what frontier   (state/error per URL)\n"
-                              "  blockcrawl export --store site.db --what pages --format markdown > site.md",
+                              "  blockcrawl export --store site.db --what pages --format markdown > site.md\n"
+                              "  blockcrawl export --store site.db --vectors > chunks-with-vectors.jsonl",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--store", required=True, metavar="PATH|URL",
                    help="store written by 'blockcrawl crawl': an SQLite file or a postgresql:// URL")
@@ -26,6 +27,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="output format (default jsonl); markdown (with --what pages): each page's main "
                         "content as the crawl stored it, links, lists and tables kept")
     p.add_argument("--what", choices=WHAT, default="chunks", help="what to export (default chunks)")
+    p.add_argument("--vectors", action="store_true",
+                   help="chunks: each with its vector (float32) and the model's name (the store must be indexed): "
+                        "a first load of another index, kept up to date by 'blockcrawl changes --vectors'")
     p.set_defaults(func=run)
 
 
@@ -35,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.format == "markdown" and args.what != "pages":
         raise ConfigError("--format markdown exports pages: use --what pages")
+    if args.vectors and (args.what != "chunks" or args.format != "jsonl"):
+        raise ConfigError("--vectors exports chunks: use --what chunks (JSON Lines)")
     # read-only, no lock: exports during a crawl (its last commit) and from a read-only store;
     # a missing, foreign or damaged file is a StoreError: one line, exit 2
     with open_store(args.store, readonly=True) as store:
@@ -43,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
             _markdown(store, out)
             return 0
         pages = args.what == "pages"
-        for rec in store.records(args.what):
+        if args.vectors:
+            from ..feed import export_vectors
+        for rec in export_vectors(store) if args.vectors else store.records(args.what):
             if pages:  # the page type (records.PAGE_KINDS) by its name; "other" when not typed
                 rec["page_type"] = rec.get("kind") or "other"
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
