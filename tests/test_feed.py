@@ -153,3 +153,46 @@ def test_compaction_keeps_the_newest_crawl_and_refuses_what_it_dropped(tmp_path,
     code = main(["changes", "--store", db, "--since", "1"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "export --what chunks" in err[0]
+
+
+def test_the_http_api_pages_the_feed_by_cursor(tmp_path):
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from blockcrawl.retrieval.serve import make_server, serve_in_thread
+
+    site = SyncSite(6)
+    db = tmp_path / "h.db"
+    try:
+        with open_store(db) as st:
+            crawl(st, CrawlConfig(seeds=[site.origin + "/p0"], progress=False), SPEC)
+            build_index(st, embedder=WordEmbedder())
+            want = list(blockcrawl.changes(st, since=0, vectors=True))
+    finally:
+        site.stop()
+    srv = make_server(db, "127.0.0.1", 0, embedder=WordEmbedder(), access_log=False)
+    serve_in_thread(srv)
+    base = "http://{}:{}/api/changes?".format(*srv.server_address)
+
+    def get(**params: str) -> tuple[int, dict[str, Any]]:
+        try:
+            with urllib.request.urlopen(base + urllib.parse.urlencode(params), timeout=30) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+    try:
+        got, since, pages = [], "0", 0
+        while True:
+            status, body = get(since=since, limit="7", vectors="1")
+            assert status == 200
+            got += body["changes"]
+            since, pages = body["next"], pages + 1
+            if not body["more"]:
+                break
+        assert got == want and pages == -(-len(want) // 7)
+        assert get(since="soon")[0] == 400 and get(limit="0")[0] == 400 and get(limit="x")[0] == 400
+        assert get(since=since)[1]["changes"] == []
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -95,7 +95,7 @@ def test_migrations_from_empty_database(pg_server):  # noqa: F811
     with pytest.raises(StoreMissing):
         open_store(dsn, create=False)
     with open_store(dsn) as st:
-        assert st.schema_version == pgschema.SCHEMA_VERSION == sqlite_schema.SCHEMA_VERSION == 6
+        assert st.schema_version == pgschema.SCHEMA_VERSION == sqlite_schema.SCHEMA_VERSION == 7
         cols = {r[0] for r in st.db.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name='pages'")}
         assert {"markdown", "etag", "body_hash", "text", "kind", "kind_score", "summary", "meta", "cluster"} <= cols
