@@ -101,7 +101,7 @@ def test_migrations_from_empty_database(pg_server):  # noqa: F811
         assert {"markdown", "etag", "body_hash", "text", "kind", "kind_score", "summary", "meta", "cluster"} <= cols
         assert st.site_models() == []
     with open_store(dsn) as st:  # opening again migrates nothing
-        assert st.schema_version == 6
+        assert st.schema_version == 7
     # a store left at version 3 by an older blockcrawl: the next writer brings it to 6
     old = fresh_db(pg_server)
     import psycopg
@@ -115,7 +115,7 @@ def test_migrations_from_empty_database(pg_server):  # noqa: F811
     with pytest.raises(StoreError, match="version 3"):
         open_store(old, readonly=True)
     with open_store(old) as st:
-        assert st.schema_version == 6
+        assert st.schema_version == 7
         assert [r["title"] for r in st.records("pages")] == ["kept"]
         assert next(iter(st.records("pages")))["cluster"] == -1
     # another program's tables, or a newer store: refused, one line
@@ -146,7 +146,7 @@ def test_version_5_keyword_columns_are_redone_with_cjk_bigrams(pg_server):  # no
         en = db.execute("SELECT tsv::text FROM chunks WHERE url = 'http://en.test/'").fetchone()
         db.execute("UPDATE blockcrawl_meta SET value = '5' WHERE key = 'schema_version'")
     with open_store(dsn) as st:
-        assert st.schema_version == 6
+        assert st.schema_version == 7
         hits = st.keyword_ranked("東京", 5)
         assert [st.chunks_by_id([c])[c].url for c, _ in hits] == ["http://cjk.test/"]
         assert [c for c, _ in st.keyword_ranked("日記", 5)] == [c for c, _ in hits]  # the heading too
@@ -170,7 +170,7 @@ def test_concurrent_first_open_migrates_once(pg_server):  # noqa: F811
         t.join()
     assert errors == []
     with open_store(dsn, readonly=True) as st:
-        assert st.schema_version == 6
+        assert st.schema_version == 7
 
 
 # ---------------------------------------------------------------------- the same records as SQLite

@@ -135,6 +135,16 @@ class ChangeLog(SqlCore):
                 yield int(s), None if c is None else int(c), str(u), str(op), reason, before
 
     @guard
+    def crawl_span(self, crawl_id: int) -> tuple[int, int]:
+        """(the seq before the crawl's first op, its last op's): `--since cursor:FIRST` gives its changes."""
+        with self._reading() as db:
+            lo, hi = self._exec(db, "SELECT min(seq), max(seq) FROM changes WHERE crawl_id=?", (crawl_id,)).fetchone()
+        if lo is None:
+            last = self.last_seq()
+            return last, last
+        return int(lo) - 1, int(hi)
+
+    @guard
     def last_seq(self) -> int:
         with self._reading() as db:
             return int(self._exec(db, "SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
