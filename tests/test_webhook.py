@@ -150,3 +150,32 @@ def test_no_post_for_an_interrupted_crawl_and_one_when_resume_finishes_it(tmp_pa
     assert len(hook.posts) == 1
     body = json.loads(hook.posts[0][1])
     assert body["crawl_id"] == 1 and body["counts"]["pages_added"] == 30  # the log completed by --resume
+
+
+def test_a_scheduled_run_that_overlaps_the_running_one_is_refused_and_changes_nothing(tmp_path, capsys):
+    site, hook = SyncSite(16), Receiver()
+    db = tmp_path / "s.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "BLOCKCRAWL_WEBHOOK_SECRET": SECRET}
+    scheduled = [sys.executable, "-m", "blockcrawl", "crawl", "--recrawl", "--store", str(db), "--no-progress",
+                 "--workers", "0", "--tokenizer", "words", "--concurrency", "1", "--on-change", hook.url]
+    try:
+        code, err = crawl_cli(capsys, site.origin + "/p0", "--store", str(db))
+        assert code == 0, err
+        site.delay = 0.25  # the next run takes >= 4 s
+        site.requests = 0
+        first = subprocess.Popen(scheduled, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        end = time.monotonic() + 60
+        while site.requests < 3 and time.monotonic() < end:
+            time.sleep(0.02)
+        second = subprocess.run(scheduled, env=env, capture_output=True, text=True, timeout=120)
+        assert first.poll() is None  # the second ran while the first did
+        assert second.returncode == 2 and len(second.stderr.strip().splitlines()) == 1, second.stderr
+        assert "being written by blockcrawl crawl" in second.stderr
+        _, err1 = first.communicate(timeout=180)
+        assert first.returncode == 0, err1
+    finally:
+        site.stop()
+        hook.stop()
+    with open_store(db, readonly=True) as st:
+        assert [(c["id"], c["finished"]) for c in st.crawls()] == [(1, 1), (2, 1)]
+    assert [json.loads(b)["crawl_id"] for _, b in hook.posts] == [2]
