@@ -95,6 +95,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help=f"User-Agent header; its first word is the robots.txt token (default {D.user_agent!r})")
     g.add_argument("--ignore-robots", action="store_true", help="do not fetch or obey robots.txt")
     g.add_argument("--no-sitemaps", action="store_true", help="do not seed from the sitemaps robots.txt lists")
+    g.add_argument("--llms-txt", action="store_true",
+                   help="also read each host's /llms.txt and /llms-full.txt: the pages they link are seeds "
+                        "(bounded like sitemaps, counted in --max-sitemaps)")
     g.add_argument("--max-sitemaps", type=_positive(int), default=D.max_sitemaps, metavar="N",
                    help=f"sitemap files fetched per crawl, nested indexes included (default {D.max_sitemaps}; "
                         f"{D.max_sitemap_depth} levels at most)")
@@ -259,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
             max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops,
             include=args.include, exclude=args.exclude, scope=args.scope,
             allow_private=args.allow_private, user_agent=args.user_agent, robots=not args.ignore_robots,
-            sitemaps=not args.no_sitemaps,
+            sitemaps=not args.no_sitemaps, llms_txt=args.llms_txt,
             max_sitemaps=args.max_sitemaps,
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),

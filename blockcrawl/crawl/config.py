@@ -62,6 +62,7 @@ class CrawlConfig:
     user_agent: str = DEFAULT_USER_AGENT
     robots: bool = True
     sitemaps: bool = True
+    llms_txt: bool = False  # also each host's /llms.txt and /llms-full.txt as URL lists (crawl.llmstxt)
     max_bytes: int = MAX_BODY_BYTES
     max_redirects: int = 10
     content_types: tuple[str, ...] = HTML_TYPES
