@@ -196,3 +196,24 @@ def test_the_http_api_pages_the_feed_by_cursor(tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_crawl_keep_changes_compacts_when_the_crawl_finishes(tmp_path, capsys):
+    site = SyncSite(4)
+    db = str(tmp_path / "k.db")
+    base = ["crawl", "--no-progress", "--workers", "0", "--tokenizer", "words", "--store", db]
+    try:
+        assert main([*base, site.origin + "/p0"]) == 0
+        site.edit(1)
+        assert main([*base, "--recrawl", "--keep-changes", "1h"]) == 0  # crawl 1 ended just now: kept
+        site.edit(2)
+        assert main([*base, "--recrawl", "--keep-changes", "0"]) == 0
+    finally:
+        site.stop()
+    capsys.readouterr()
+    assert main(["changes", "--store", db, "--crawls"]) == 0
+    crawls = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(c["id"], c["finished"], c["compacted"] > 0) for c in crawls] == [(1, 1, True), (2, 1, True), (3, 1, False)]
+    assert main(["changes", "--store", db, "--what", "pages"]) == 0
+    pages = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert sorted(p["status"] for p in pages) == ["changed", "unchanged", "unchanged", "unchanged"]
