@@ -179,10 +179,11 @@ class StoreWrites(ChangeLog):
     def touch_page(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> None:
         """The page was confirmed unchanged (304, or the same text): its fetch time is now; new
         validators, if the answer carried any, replace the old. No commit."""
-        self._exec(self._writable(),
-                   "UPDATE pages SET fetched_at=?, etag=coalesce(?, etag), last_modified=coalesce(?, last_modified) "
-                   "WHERE url=?", (time.time(), etag, last_modified, url))
-        self._log(self._db, [("page", "unchanged", url, None, None, None)])
+        cur = self._exec(self._writable(),
+                         "UPDATE pages SET fetched_at=?, etag=coalesce(?, etag), last_modified=coalesce(?, last_modified) "
+                         "WHERE url=?", (time.time(), etag, last_modified, url))
+        if cur.rowcount:
+            self._log(self._db, [("page", "unchanged", url, None, None, None)])
 
     @guard
     def delete_page(self, url: str, reason: str | None = None) -> bool:
