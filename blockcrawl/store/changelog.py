@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import StoreError
@@ -126,13 +126,14 @@ class ChangeLog(SqlCore):
                     + (f" LIMIT {int(limit)}" if limit is not None else ""), (after,))]
 
     @guard
-    def page_ops(self, after: int) -> Iterator[tuple[int, int | None, str, str, str | None, str | None]]:
-        """(seq, crawl id, url, op, reason, before) of the page ops after seq `after`, in order."""
-        with self._reading() as db, self._stream(
-                db, "SELECT seq, crawl_id, url, op, reason, before FROM changes WHERE what = 'page' AND seq > ? "
-                    "ORDER BY seq", (after,)) as rows:
-            for s, c, u, op, reason, before in rows:
-                yield int(s), None if c is None else int(c), str(u), str(op), reason, before
+    def page_ops(self, after: int) -> list[tuple[int, int | None, str, str, str | None, str | None]]:
+        """(seq, crawl id, url, op, reason, before) of the page ops after seq `after`, in order (read
+        at once: the log holds a few crawls' ops, compaction drops the rest)."""
+        with self._reading() as db:
+            return [(int(s), None if c is None else int(c), str(u), str(op), reason, before)
+                    for s, c, u, op, reason, before in self._exec(
+                        db, "SELECT seq, crawl_id, url, op, reason, before FROM changes WHERE what = 'page' AND seq > ? "
+                            "ORDER BY seq", (after,))]
 
     @guard
     def crawl_span(self, crawl_id: int) -> tuple[int, int]:
