@@ -211,7 +211,7 @@ class Recorder:
             if out.canonical is not None:
                 self.accept([out.canonical])
             self.known.folded.add(it.url)
-        why = "noindex" if out.why is o.SkipReason.NOINDEX else "canonical elsewhere"
+        why = {o.SkipReason.CANONICAL: "canonical elsewhere"}.get(out.why, out.why.value)  # the change log's reason
         if it.url in self.baseline and self.store.delete_page(it.url, why):  # recrawl: stored before, not now
             self.stats.gone += 1
         self._done(it, r, "fetched", "not stored: " + out.detail)

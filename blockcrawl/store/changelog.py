@@ -6,7 +6,7 @@ and a crawl killed before a commit leaves neither (--resume goes on with the unf
 
 - page ops: added, changed (reason "revised": re-extracted by a learned site model), unchanged (a
   recrawl's 304 or same body), removed (reason "gone 404", "gone 410", "noindex", "canonical
-  elsewhere"); a changed or removed page keeps its main text before (`changes --what pages --diff`);
+  elsewhere", "directory index"); a changed or removed page keeps its main text before (`changes --what pages --diff`);
 - chunk ops: added, removed, moved (same text, heading path and context, new place in the page):
   save_page keeps the ids of a changed page's unchanged chunks (store.writes._put_content).
 
