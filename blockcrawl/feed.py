@@ -51,11 +51,15 @@ def vector_list(blob: bytes) -> list[float]:
     return [float(f"{x:.9g}") for x in np.frombuffer(blob, dtype=np.float32).tolist()]
 
 
-def _vector_model(store: AnyStore) -> str:
+def _vector_model(store: AnyStore, after: int | None = None) -> str:
+    """The index's model; NotIndexed, before anything is written, when the store was never indexed or
+    a chunk the output holds (after: those changed since that seq) has no vector yet."""
     meta = store.index_meta()
     if "generation" not in meta:
         raise NotIndexed(f"{store.location} is not indexed: run 'blockcrawl index --store {store.location}' "
                          "before asking for vectors")
+    if (n := store.missing_vectors(after)) != 0:
+        raise NotIndexed(f"{n} chunks have no vector yet: run 'blockcrawl index --store {store.location}' first")
     return str(meta["model"])
 
 
@@ -80,7 +84,7 @@ def _batches(store: AnyStore, after: int, limit: int | None) -> Iterator[list[tu
 def chunk_changes(store: AnyStore, after: int, *, vectors: bool = False,
                   limit: int | None = None) -> Iterator[dict[str, Any]]:
     """The chunk operations after change `after` (store.change_bound), at most limit of them."""
-    model = _vector_model(store) if vectors else ""
+    model = _vector_model(store, after) if vectors else ""
     for batch in _batches(store, after, limit):
         now = store.feed_chunks([cid for _, cid, _ in batch])
         out: list[dict[str, Any]] = []

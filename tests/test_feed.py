@@ -217,3 +217,24 @@ def test_crawl_keep_changes_compacts_when_the_crawl_finishes(tmp_path, capsys):
     assert main(["changes", "--store", db, "--what", "pages"]) == 0
     pages = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert sorted(p["status"] for p in pages) == ["changed", "unchanged", "unchanged", "unchanged"]
+
+
+def test_vectors_asked_before_the_index_caught_up_is_one_line_and_no_output(tmp_path, capsys):
+    site = SyncSite(4)
+    db = str(tmp_path / "v.db")
+    try:
+        with open_store(db) as st:
+            crawl(st, CrawlConfig(seeds=[site.origin + "/p0"], progress=False), SPEC)
+            build_index(st, embedder=WordEmbedder())
+        site.edit(1)
+        with open_store(db, create=False) as st:
+            crawl(st, CrawlConfig(seeds=[], recrawl=True, progress=False), SPEC)
+    finally:
+        site.stop()
+    capsys.readouterr()
+    for args in (["changes", "--since", "last", "--vectors"], ["export", "--vectors"]):
+        code = main([args[0], "--store", db, *args[1:]])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "blockcrawl index" in err, (args, err)
+    assert main(["changes", "--store", db, "--since", "last"]) == 0  # without vectors: fine
+    assert capsys.readouterr().out

@@ -190,6 +190,20 @@ class ChangeLog(SqlCore):
         return out
 
     @guard
+    def missing_vectors(self, after: int | None = None) -> int:
+        """How many stored chunks that should have a vector (not heading-only) have none: all of
+        them, or (after) those touched by ops after that seq. 0 means `--vectors` can be served."""
+        with self._reading() as db:
+            if not self._has_table(db, "chunk_vectors"):
+                return -1
+            touched = "" if after is None else \
+                " AND c.id IN (SELECT chunk_id FROM changes WHERE what = 'chunk' AND seq > ?)"
+            return int(self._exec(db, "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v "
+                                      "WHERE v.chunk_id = c.id) AND coalesce((SELECT b.kind FROM blocks b WHERE "
+                                      "b.page_id = c.page_id AND b.position = c.block_position LIMIT 1), 'text') "
+                                      "<> 'heading'" + touched, () if after is None else (after,)).fetchone()[0])
+
+    @guard
     def chunk_vectors(self, ids: Sequence[int]) -> dict[int, bytes]:
         """chunk id -> its stored vector (float32 bytes), for those of ids that have one."""
         out: dict[int, bytes] = {}
