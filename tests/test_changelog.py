@@ -138,3 +138,32 @@ def test_a_killed_crawl_logs_only_what_it_committed_and_resume_completes_the_log
         assert [(c["id"], c["finished"]) for c in st.crawls()] == [(1, 1)]  # the same crawl, completed
     assert sum(1 for w, op, *_ in ops(db) if (w, op) == ("page", "added")) == 40
     assert replayed_chunks(db) == {c for ids in stored_chunks(db).values() for c in ids}
+
+
+
+def test_a_page_revised_in_place_logs_its_chunk_changes_and_keeps_the_rest(tmp_path):
+    from blockcrawl.records import Chunk
+
+    from .test_store import block
+
+    def chunk(text: str, pos: int) -> Chunk:  # a block's hash is its text's, wherever it sits
+        return Chunk(text, "http://x.test/", ("H",), pos, 0, "h-" + text, len(text.split()), "")
+
+    db = tmp_path / "r.db"
+    url = "http://x.test/"
+    with Store(db) as st:
+        st.save_page(url, [block("One text", 0), block("Two text", 1)], [chunk("One text", 0), chunk("Two text", 1)],
+                     title="T", content_hash="a")
+        st.commit()
+        before = stored_chunks(db)[url]
+        # a site model learned later re-extracts the page: the first block goes, a third comes
+        assert st.replace_content(url, [block("Two text", 0), block("Three", 1)],
+                                  [chunk("Two text", 0), chunk("Three", 1)], content_hash="b") is not None
+        assert st.replace_content("http://x.test/none", [], []) is None  # not stored: nothing logged
+        st.commit()
+    after = stored_chunks(db)[url]
+    log = [(w, op, reason) for w, op, _, _, reason in ops(db)]
+    assert log[-4:] == [("page", "changed", "revised"), ("chunk", "removed", None), ("chunk", "moved", None),
+                        ("chunk", "added", None)]
+    assert before[1] in after and before[0] not in after  # "Two text" kept its id, moved to position 0
+    assert replayed_chunks(db) == set(after)
