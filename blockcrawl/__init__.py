@@ -28,6 +28,7 @@ _FRONT_DOORS: dict[str, str] = {
     "open_store": "blockcrawl.store",
     "build_index": "blockcrawl.index",
     "search": "blockcrawl.retrieval",
+    "changes": "blockcrawl.feed",
     "Block": "blockcrawl.records",
     "Chunk": "blockcrawl.records",
     "Document": "blockcrawl.records",
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only; "X as X
     from .extraction.api import extract as extract
     from .extraction.blocks import extract_blocks as extract_blocks
     from .extraction.text import extract_text as extract_text
+    from .feed import changes as changes
     from .index import build_index as build_index
     from .parse import decode_html as decode_html
     from .parse import parse_html as parse_html

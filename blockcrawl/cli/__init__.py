@@ -8,7 +8,7 @@ import sys
 from .._version import __version__
 
 # Subcommand modules, in the order --help lists them.
-COMMANDS = ["extract", "crawl", "workers", "sites", "export", "index", "search", "serve", "mcp"]
+COMMANDS = ["extract", "crawl", "workers", "sites", "export", "changes", "index", "search", "serve", "mcp"]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -93,6 +95,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help=f"User-Agent header; its first word is the robots.txt token (default {D.user_agent!r})")
     g.add_argument("--ignore-robots", action="store_true", help="do not fetch or obey robots.txt")
     g.add_argument("--no-sitemaps", action="store_true", help="do not seed from the sitemaps robots.txt lists")
+    g.add_argument("--llms-txt", action="store_true",
+                   help="also read each host's /llms.txt and /llms-full.txt: the pages they link are seeds "
+                        "(bounded like sitemaps, counted in --max-sitemaps)")
     g.add_argument("--max-sitemaps", type=_positive(int), default=D.max_sitemaps, metavar="N",
                    help=f"sitemap files fetched per crawl, nested indexes included (default {D.max_sitemaps}; "
                         f"{D.max_sitemap_depth} levels at most)")
@@ -189,6 +194,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("--index", action="store_true",
                    help="embed chunks for search while crawling, in a process of its own (on all CPUs but one), so the "
                         "crawl ends with the store searchable: 'blockcrawl index' run alongside")
+    g = p.add_argument_group("keeping another index in sync (docs/sync.md)")
+    g.add_argument("--on-change", metavar="URL",
+                   help="when the crawl finishes (not when interrupted), POST a JSON summary of what it changed "
+                        "(counts, crawl id, the 'blockcrawl changes' cursor) to URL, retried, never failing the crawl")
+    g.add_argument("--on-change-secret-env", default="BLOCKCRAWL_WEBHOOK_SECRET", metavar="VAR",
+                   help="environment variable holding the secret that signs the POST (X-Blockcrawl-Signature: "
+                        "sha256=HMAC; default %(default)s; unset: unsigned, with a warning)")
+    g.add_argument("--keep-changes", type=_duration, metavar="DURATION",
+                   help="when the crawl finishes, drop the change log of crawls that ended longer ago (e.g. 30d)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="count", default=0, help="log retries and failures (-vv: debug)")
     p.set_defaults(func=run)
@@ -247,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
             max_depth=args.max_depth, date_hops=None if args.date_hops < 0 else args.date_hops,
             include=args.include, exclude=args.exclude, scope=args.scope,
             allow_private=args.allow_private, user_agent=args.user_agent, robots=not args.ignore_robots,
-            sitemaps=not args.no_sitemaps,
+            sitemaps=not args.no_sitemaps, llms_txt=args.llms_txt,
             max_sitemaps=args.max_sitemaps,
             max_bytes=args.max_bytes, max_redirects=args.max_redirects,
             content_types=tuple(t.strip().lower() for t in args.content_types.split(",") if t.strip()),
@@ -271,14 +285,63 @@ def run(args: argparse.Namespace) -> int:
             return err(f"{store.location} holds no crawl to resume; give seed URLs")
         if args.recrawl and not store.recrawl_pages() and not args.urls:
             return err(f"{store.location} holds no pages to recrawl; give seed URLs")
+        payload, policy = None, None
+        if args.on_change:
+            from ..crawl.webhook import check_url
+            policy = _hook_policy(store, args)
+            if (why := check_url(args.on_change, policy)) is not None:
+                return err(why.removeprefix("--on-change: ").removeprefix("--on-change "))
         if not args.index:
             stats = crawl(store, cfg, spec)
         else:
             stats, indexed = _crawl_and_index(store, args.store, cfg, spec)
+        if stats.finished:
+            payload = _finished(store, args, stats)
     print(stats.summary(), file=sys.stderr)
     if args.index:
         print(indexed, file=sys.stderr)
+    if args.on_change and stats.finished:
+        _deliver(args, payload, policy)
     return 130 if stats.stopped == "stopped: interrupted" else 0
+
+
+def _hook_policy(store: Any, args: argparse.Namespace) -> Any:
+    """The crawl's address policy (crawl.addresses) for the --on-change URL: from its seeds, those
+    given and those the store's frontier kept (a recrawl gives none)."""
+    from ..crawl.addresses import AddressPolicy
+    from ..crawl.urls import canonicalize
+
+    seeds = list(args.urls)
+    if not args.frontier and store.schema_version:
+        seeds += json.loads(store.frontier().get_meta("seeds") or "[]")
+    return AddressPolicy.from_seeds([u for u in (canonicalize(s.strip()) for s in seeds) if u], args.allow_private)
+
+
+def _finished(store: Any, args: argparse.Namespace, stats: Any) -> dict[str, Any] | None:
+    """A finished crawl: --keep-changes compacts the change log; the --on-change summary, if asked."""
+    if args.keep_changes is not None:
+        store.compact_changes(time.time() - args.keep_changes)
+    if not args.on_change:
+        return None
+    from ..crawl.webhook import summary
+
+    row: dict[str, Any] = next((c for c in store.crawls() if c["id"] == stats.crawl_id), {})
+    first, last = store.crawl_span(stats.crawl_id)
+    return summary(stats.crawl_id, store.crawl_counts(stats.crawl_id), first, last, stats.stopped,
+                   row.get("started"), row.get("ended"))
+
+
+def _deliver(args: argparse.Namespace, payload: dict[str, Any] | None, policy: Any) -> None:
+    """The webhook, after the store is closed (the receiver may read it at once); a failure is a warning."""
+    from ..crawl.webhook import deliver
+
+    secret = os.environ.get(args.on_change_secret_env) or None
+    if secret is None:
+        print(f"blockcrawl crawl: warning: ${args.on_change_secret_env} is not set: the --on-change POST is unsigned",
+              file=sys.stderr)
+    if payload is not None and (why := deliver(args.on_change, payload, secret, policy)) is not None:
+        print(f"blockcrawl crawl: warning: --on-change not delivered ({why}); the crawl's changes are in the "
+              f"store: blockcrawl changes --since {payload['since']}", file=sys.stderr)
 
 
 def _crawl_and_index(store: Any, where: str, cfg: Any, spec: PipelineConfig) -> tuple[Any, str]:

@@ -18,14 +18,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        epilog="examples:\n  blockcrawl export --store site.db > chunks.jsonl\n"
                               "  blockcrawl export --store site.db --what pages | jq -r .url\n"
                               "  blockcrawl export --store site.db --what frontier   (state/error per URL)\n"
-                              "  blockcrawl export --store site.db --what pages --format markdown > site.md",
+                              "  blockcrawl export --store site.db --what pages --format markdown > site.md\n"
+                              "  blockcrawl export --store site.db --vectors > chunks-with-vectors.jsonl\n"
+                              "  blockcrawl export --store site.db --what pages --format llms.txt > llms.txt",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--store", required=True, metavar="PATH|URL",
                    help="store written by 'blockcrawl crawl': an SQLite file or a postgresql:// URL")
-    p.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl",
+    p.add_argument("--format", choices=("jsonl", "markdown", "llms.txt"), default="jsonl",
                    help="output format (default jsonl); markdown (with --what pages): each page's main "
-                        "content as the crawl stored it, links, lists and tables kept")
+                        "content as the crawl stored it, links, lists and tables kept; llms.txt (with --what "
+                        "pages): an llms.txt of the site (title, summary, a section per page kind)")
     p.add_argument("--what", choices=WHAT, default="chunks", help="what to export (default chunks)")
+    p.add_argument("--vectors", action="store_true",
+                   help="chunks: each with its vector (float32) and the model's name (the store must be indexed): "
+                        "a first load of another index, kept up to date by 'blockcrawl changes --vectors'")
     p.set_defaults(func=run)
 
 
@@ -33,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
     from ..store import open_store
 
-    if args.format == "markdown" and args.what != "pages":
-        raise ConfigError("--format markdown exports pages: use --what pages")
+    if args.format in ("markdown", "llms.txt") and args.what != "pages":
+        raise ConfigError(f"--format {args.format} exports pages: use --what pages")
+    if args.vectors and (args.what != "chunks" or args.format != "jsonl"):
+        raise ConfigError("--vectors exports chunks: use --what chunks (JSON Lines)")
     # read-only, no lock: exports during a crawl (its last commit) and from a read-only store;
     # a missing, foreign or damaged file is a StoreError: one line, exit 2
     with open_store(args.store, readonly=True) as store:
@@ -42,12 +50,31 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "markdown":
             _markdown(store, out)
             return 0
+        if args.format == "llms.txt":
+            _llms(store, out)
+            return 0
         pages = args.what == "pages"
-        for rec in store.records(args.what):
+        if args.vectors:
+            from ..feed import export_vectors
+        for rec in export_vectors(store) if args.vectors else store.records(args.what):
             if pages:  # the page type (records.PAGE_KINDS) by its name; "other" when not typed
                 rec["page_type"] = rec.get("kind") or "other"
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return 0
+
+
+def _llms(store: AnyStore, out: TextIO) -> None:
+    """An llms.txt of the crawl (blockcrawl.llms): pages with their section headings."""
+    from ..llms import build
+
+    pages = list(store.records("pages"))
+    titles = {str(p["url"]): str(p.get("title") or "") for p in pages}
+    headings: dict[str, list[str]] = {}
+    for b in store.records("blocks"):
+        url = str(b["url"])
+        if b["kind"] == "heading" and str(b["text"]) != titles.get(url) and len(headings.get(url, ())) < 5:
+            headings.setdefault(url, []).append(str(b["text"]))
+    out.write(build(pages, headings))
 
 
 def _markdown(store: AnyStore, out: TextIO) -> None:

@@ -62,6 +62,7 @@ class CrawlConfig:
     user_agent: str = DEFAULT_USER_AGENT
     robots: bool = True
     sitemaps: bool = True
+    llms_txt: bool = False  # also each host's /llms.txt and /llms-full.txt as URL lists (crawl.llmstxt)
     max_bytes: int = MAX_BODY_BYTES
     max_redirects: int = 10
     content_types: tuple[str, ...] = HTML_TYPES
@@ -220,6 +221,8 @@ class CrawlStats:
     revised: int = 0  # stored pages re-extracted with a newly learned site model
     elapsed: float = 0.0
     stopped: str = "done"
+    crawl_id: int = 0  # the run's id in the store's change log (store.changelog)
+    finished: bool = False  # the run ended as asked (not interrupted): its change log is complete
     # --- jsrender: counted by crawl.render.RenderingFetcher ---
     renders: int = 0  # pages whose stored body is the DOM Chromium built
     render_requests: int = 0  # scripts / XHR / fetch requests made for them
@@ -246,3 +249,10 @@ class CrawlStats:
                 + (f"; recrawl: {self.unchanged} unchanged, {self.changed} changed, {self.gone} gone, "
                    f"{self.new} new" if self.recrawl else "")
                 + f"; rendered {self.renders} pages ({self.render_requests} requests, {self.render_failed} failed)")
+
+
+def finished(stopped: str) -> bool:
+    """Whether a run that stopped so is over as asked (done, or its page or time limit): its change
+    log is complete and its webhook fires. An interrupted run (a signal) is not: --resume goes on
+    with it under the same crawl id."""
+    return stopped != "stopped: interrupted"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .admission import ADMIT_SLICE, Admission, KnownView
 from .fetch import FetchResult
 from .frontier import Item
+from .llmstxt import LLMS_PATHS
 from .outcome import Admitted, Links, ListRead, Record, RobotsRead, no_record
 from .retry import robots_retry
 from .robots import ROBOTS_MAX_BYTES, rules_from_response
@@ -33,12 +34,13 @@ ROBOTS_ATTEMPTS = 2  # a failed robots.txt is asked again once, after --backoff 
 class Discovery:
     def __init__(self, fetcher: Fetcher, sched: Scheduler, sitemaps: Sitemaps, admission: Admission,
                  known: KnownView, agent: str, clock: Clock, *, backoff: float, use_sitemaps: bool,
-                 obey_robots: bool = True, record: Record = no_record) -> None:
+                 obey_robots: bool = True, record: Record = no_record, llms_txt: bool = False) -> None:
         """sched: the gate of each host (gate, sent) and its robots.txt test (blocks); record:
         Recorder.apply, for the slices of a long sitemap (read_list)."""
         self.fetcher, self.sched, self.sitemaps, self.admission = fetcher, sched, sitemaps, admission
         self.known, self.agent, self.clock, self.backoff = known, agent, clock, backoff
         self.use_sitemaps, self.obey_robots, self.record = use_sitemaps, obey_robots, record
+        self.llms_txt = llms_txt
 
     async def robots(self, host: str, stopping: Callable[[], bool],
                      record: Callable[[FetchResult, RobotsRead], None]) -> None:
@@ -65,8 +67,17 @@ class Discovery:
             await asyncio.sleep(self.backoff * (attempt + 1))
 
     def robots_read(self, host: str, res: FetchResult, started: float, requests: int, stopping: bool) -> RobotsRead:
-        """The rules of robots.txt's answer, and the sitemaps to fetch: those it names, else the
-        /sitemap.xml guess (when the host answered at all)."""
+        """The rules of robots.txt's answer, and the lists to fetch: the sitemaps it names, else the
+        /sitemap.xml guess (when the host answered at all); with llms_txt, /llms.txt and /llms-full.txt too."""
+        out = self._robots_read(host, res, started, requests, stopping)
+        if not self.llms_txt or not self.use_sitemaps or stopping or res.status is None or out.rules.disallow_all:
+            return out
+        urls = [host + p for p in LLMS_PATHS if not self.obey_robots or out.rules.allowed(host + p, self.agent)]
+        items, turned = self.sitemaps.from_robots(urls, self.admission.knows)
+        return replace(out, items=out.items + tuple(items), turned=out.turned + turned,
+                       probes=out.probes + tuple(it.url for it in items))
+
+    def _robots_read(self, host: str, res: FetchResult, started: float, requests: int, stopping: bool) -> RobotsRead:
         rules = rules_from_response(res.status, res.body, self.agent)
         if res.status is None and res.error in ("dns", "connect"):
             # the host cannot be reached at all: let its pages fail with the real error

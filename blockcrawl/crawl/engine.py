@@ -20,7 +20,7 @@ from ..store import AnyStore  # either backend (SQLite file, PostgreSQL)
 from . import setup
 from .admission import Admission, Known
 from .clock import SystemClock
-from .config import CrawlConfig, CrawlStats
+from .config import CrawlConfig, CrawlStats, finished
 from .credentials import redact
 from .frontier import Item
 from .health import HostHealth
@@ -62,8 +62,7 @@ class Crawler:
         self._stopping: str | None = None  # why no new request starts
         self._stop_at = 0.0  # when the stop began (monotonic)
         self._fatal: StoreError | None = None  # the store refused a write: the crawl stops with it
-        self._stopped = "done"  # how the run ended (CrawlStats.stopped)
-        self._last_commit = self._next_claim = 0.0
+        self._stopped, self._last_commit, self._next_claim = "done", 0.0, 0.0  # how the run ended (CrawlStats.stopped)
 
     # ------------------------------------------------------------------ main loop
     async def run(self) -> CrawlStats:
@@ -71,12 +70,13 @@ class Crawler:
         plan = setup.seed_plan(self.cfg, self.frontier, self._shared, self.store, self.clock.time())
         self.policy, self.sitemaps = setup.make_policy_for(self.cfg, plan.seeds)
         self.admission = Admission(self.known, self.policy, self.resolver, self.sched.blocks, self.cfg.max_redirects)
+        cfg, st, tally = self.cfg, self.stats, None
+        st.crawl_id = self.store.begin_crawl(resume=cfg.resume)  # the change log's run, with the seed plan
         self.rec.apply(None, None, plan)
         self.store.commit()
         ls = self._listeners
         self.rec.listeners = self._listeners = setup.default_listeners(self.cfg.progress) if ls is None else ls
         deadline = t0 + self.cfg.max_time if self.cfg.max_time else None
-        cfg, st, tally = self.cfg, self.stats, None
         try:
             with setup.signals(self.stop), self._analyzer or setup.make_analyzer(cfg, self.spec) as analyzer:
                 self.analyzer = analyzer
@@ -97,6 +97,7 @@ class Crawler:
                 listener.close(st)
         if self._fatal is not None:
             raise self._fatal
+        st.finished = finished(st.stopped) and self.store.finish_crawl() is not None
         return st
 
     @asynccontextmanager
@@ -240,8 +241,7 @@ class Crawler:
 
     def _learn_sites(self, now: float | None) -> bool:
         """Idle sites (all when now is None) learn on the pages they collected; True when any did."""
-        sites = self.models.idle(now)
-        for site in sites:
+        for site in (sites := self.models.idle(now)):
             self._spawn(self._learn_site(site))
         return bool(sites)
 

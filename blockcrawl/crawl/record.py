@@ -93,7 +93,7 @@ class Recorder:
         elif isinstance(out, o.Gone):  # a stored page answers 404/410: it and its blocks are removed
             self.stats.gone += 1
             self.known.gone.add(it.url)
-            self.store.delete_page(it.url)
+            self.store.delete_page(it.url, reason=f"gone {r.status}")
             self.frontier.mark(it.url, FAILED, r.status, "gone")
             self.frontier.log(it.url, "gone", r.status, None, "removed from the store", r.nbytes, r.elapsed)
         return None
@@ -211,7 +211,8 @@ class Recorder:
             if out.canonical is not None:
                 self.accept([out.canonical])
             self.known.folded.add(it.url)
-        if it.url in self.baseline and self.store.delete_page(it.url):  # recrawl: stored before, not now
+        why = {o.SkipReason.CANONICAL: "canonical elsewhere"}.get(out.why, out.why.value)  # the change log's reason
+        if it.url in self.baseline and self.store.delete_page(it.url, why):  # recrawl: stored before, not now
             self.stats.gone += 1
         self._done(it, r, "fetched", "not stored: " + out.detail)
 

@@ -125,7 +125,7 @@ def make_steps(cfg: CrawlConfig, spec: PipelineConfig, fetcher: Fetcher, analyze
     from .pagestep import PageRules, PageStep
     agent = agent_token(cfg.user_agent)
     discovery = Discovery(fetcher, sched, sitemaps, admission, known, agent, clock, backoff=cfg.backoff,
-                          use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots, record=record)
+                          use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots, record=record, llms_txt=cfg.llms_txt)
     rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles, spec.extract, agent)
     return discovery, PageStep(analyzer, admission, discovery, models, rules, baseline,
                                block_hashes=store.block_hashes, prime=(cfg.resume or shared) and not recrawl,

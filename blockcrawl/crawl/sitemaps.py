@@ -66,6 +66,9 @@ class Sitemaps:
         link, or a robots.txt Sitemap: line naming a feed (search engines accept those). base: the
         file's URL, against which a feed's relative links resolve (a sitemap's must be absolute)."""
         from .feeds import is_feed, parse_feed
+        from .llmstxt import is_llms, parse_llms
+        if base is not None and is_llms(base):  # crawl --llms-txt: its Markdown links
+            return await asyncio.to_thread(parse_llms, body, base, max_urls=self.max_urls, max_bytes=self.max_bytes)
         if is_feed(body):
             return await asyncio.to_thread(parse_feed, body, max_urls=self.max_urls, max_bytes=self.max_bytes,
                                            base=base)

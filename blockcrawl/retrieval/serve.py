@@ -6,6 +6,7 @@ GET /api/search?q=&k=&mode=&site=&url_prefix=&offset=&per_page=&context=&kind=&l
                              "kind", "lang", "since",
                              "hits": [{score, url, heading_path, text, title, chunk_id, rank, snippet,
                                        highlights, context, ...}]}
+GET /api/changes?since=&limit=&vectors=   the changes feed, paged (retrieval.changes_api)
 Bad input -> 400 {"error": "..."}; unknown path -> 404; other methods -> 405; URL over 8 KiB -> 414;
 store not indexed -> 503; too many searches queued -> 503 with Retry-After; anything else -> 500.
 
@@ -226,7 +227,10 @@ def build_app(searcher: Searcher, page: bytes) -> Starlette:
     async def internal_error(request: Request, exc: Exception) -> Response:
         return _json(500, {"error": "internal error"})
 
-    routes = [Route("/", show_page), Route("/index.html", show_page), Route("/api/search", api_search)]
+    from .changes_api import changes_endpoint  # GET /api/changes: the changes feed, paged by a cursor
+
+    routes = [Route("/", show_page), Route("/index.html", show_page), Route("/api/search", api_search),
+              Route("/api/changes", changes_endpoint(searcher, _json))]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal_error})
     # Starlette answers /api/search/ with a 307 to the path without the slash, the absolute URL built
     # from the request's Host header: a forged Host got a redirect to any host, and the redirect went

@@ -163,8 +163,9 @@ class SqlCore:
     def _chunk_extra(self, text: str, heading_json: str, context: str) -> tuple[object, ...]:
         return ()
 
-    def _drop_mappings(self, db: Any, page_id: int) -> None:
-        """Delete the vector mappings of a page's chunks before the chunks go."""
+    def _drop_mappings(self, db: Any, page_id: int, chunk_ids: Sequence[int] | None = None) -> None:
+        """Delete the vector mappings of a page's chunks (those of chunk_ids only, if given) before
+        the chunks go."""
 
     def _prepare_index(self, db: Any) -> None:
         """Create or lock what an index run needs."""

@@ -216,8 +216,11 @@ class PostgresStore(SqlStore):
         """The keyword columns (store.pgsearch): FTS5's tokens as a tsvector, and their count."""
         return tsvector(text, heading_json, context)
 
-    def _drop_mappings(self, db: Any, page_id: int) -> None:
+    def _drop_mappings(self, db: Any, page_id: int, chunk_ids: Sequence[int] | None = None) -> None:
         """No trigger here (store.pgschema): a page's vector mappings go with its chunks by hand."""
+        if chunk_ids is not None:
+            db.execute("DELETE FROM chunk_vectors WHERE chunk_id = ANY(%s)", (list(chunk_ids),))
+            return
         db.execute("DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE page_id=%s)", (page_id,))
 
     def _prepare_index(self, db: Any) -> None:

@@ -20,6 +20,10 @@ Version history (SCHEMA_VERSION is the newest; a step per version in MIGRATIONS)
 - 6: the keyword index splits Chinese, Japanese and Korean text into bigrams (store.cjk): chunks_fts
   indexes blockcrawl_cjk(column), a function every connection that writes chunks registers
   (register_functions; the sqlite3 shell cannot change chunks of an indexed store). Rebuilt in place.
+- 7: the change log (store.changelog): table crawls (one row per crawl run: start, end, finished)
+  and table changes (every page added / changed / unchanged / removed and chunk added / removed /
+  moved, written in the transaction of the work it describes), which `blockcrawl changes` reads.
+  Empty for a store migrated from 6: its feed starts at its next crawl.
 
 The index part (index_meta, embeddings, chunk_vectors, chunks_fts and its triggers) is created by the
 first `index` run, not with the store: FTS5 triggers on every chunk insert would tax a crawl whose
@@ -36,7 +40,7 @@ from .cjk import split_cjk
 
 # "blCr": tells a store from any other SQLite file (PRAGMA application_id, in the file header)
 APPLICATION_ID = 0x626C4372
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 CORE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -126,6 +130,28 @@ CREATE TABLE IF NOT EXISTS site_models (
     pages INTEGER,                     -- pages the model was learned on
     fallbacks INTEGER                  -- pages the model did not fit (extracted by auto)
 );
+-- the change log (schema 7, store.changelog): one row per crawl run
+CREATE TABLE IF NOT EXISTS crawls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started REAL NOT NULL,
+    ended REAL,                        -- NULL: running, or interrupted (--resume goes on with it)
+    finished INTEGER NOT NULL DEFAULT 0,
+    compacted INTEGER NOT NULL DEFAULT 0  -- its changes were dropped (changes --compact, --keep-changes)
+);
+-- what each crawl changed, in commit order (seq): page ops and chunk ops
+CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    crawl_id INTEGER,                  -- NULL: written outside a crawl
+    t REAL NOT NULL,
+    what TEXT NOT NULL,                -- page | chunk
+    op TEXT NOT NULL,                  -- page: added changed unchanged removed; chunk: added removed moved
+    url TEXT NOT NULL,
+    chunk_id INTEGER,
+    reason TEXT,                       -- why a page was removed (gone 404, noindex...) or changed (revised)
+    before TEXT                        -- a changed page's main text before the change (changes --diff)
+);
+CREATE INDEX IF NOT EXISTS changes_crawl ON changes(crawl_id);
+CREATE INDEX IF NOT EXISTS changes_chunk ON changes(what, chunk_id);
 """
 
 # - index_meta(key, value): model name, dimension, generation (bumped by every index run).
@@ -284,10 +310,17 @@ def _to_6(db: sqlite3.Connection) -> None:
         _rebuild_fts(db)
 
 
+def _to_7(db: sqlite3.Connection) -> None:
+    """6 -> 7: the change log's tables, empty."""
+    for sql in statements(CORE_SCHEMA):
+        if "crawls" in sql or "changes" in sql:
+            db.execute(sql)
+
+
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
 # bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4, _to_5, _to_6]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4, _to_5, _to_6, _to_7]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..records import embedding_text
-from .core import SqlCore, guard, info_row
+from .changelog import ChangeLog, LogRow
+from .core import guard, info_row
 
 if TYPE_CHECKING:
     import numpy as np
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
 _SITE_COLUMNS = ("site", "version", "model", "learned_at", "pages", "fallbacks")
 
 
-class StoreWrites(SqlCore):
-    """What the crawl and `index` call, SQL written once for both backends."""
+class StoreWrites(ChangeLog):
+    """What the crawl and `index` call, SQL written once for both backends. The writes of pages
+    and chunks record what they changed in the change log (store.changelog), uncommitted as they are."""
 
     # ------------------------------------------------------------------ PageSink (crawl)
     @guard
@@ -34,8 +36,10 @@ class StoreWrites(SqlCore):
         etag, last_modified: the answer's validators, sent back by `crawl --recrawl`; body_hash: the
         body's hash, by which a recrawl tells an unchanged page from a server without validators.
         info: the page's text, kind, summary, metadata and cluster (schema 5; NULL when None).
-        The upsert locks that one pages row until commit (PostgreSQL: writers of other pages go on)."""
+        The upsert locks that one pages row until commit (PostgreSQL: writers of other pages go on).
+        Logged as added, changed (its chunks or its content hash differ) or unchanged."""
         db = self._writable()
+        old = self._exec(db, f"SELECT content_hash, text FROM pages WHERE url=?{self.FOR_UPDATE}", (url,)).fetchone()
         row = self._exec(db,
             "INSERT INTO pages(url, final_url, status, content_type, title, content_hash, fetched_at, markdown, etag, "
             "last_modified, body_hash, text, kind, kind_score, summary, meta, cluster) "
@@ -48,7 +52,12 @@ class StoreWrites(SqlCore):
             (url, final_url or url, status, content_type, title, content_hash, time.time(), markdown or None, etag,
              last_modified, body_hash, *info_row(info))).fetchone()
         page_id = int(row[0])
-        self._put_content(db, page_id, url, blocks, chunks)
+        ops = self._put_content(db, page_id, url, blocks, chunks)
+        if old is None:
+            op = "added"
+        else:
+            op = "changed" if ops or old[0] != content_hash else "unchanged"
+        self._log(db, [("page", op, url, None, None, old[1] if op == "changed" else None), *ops])
         return page_id
 
     @guard
@@ -59,6 +68,7 @@ class StoreWrites(SqlCore):
         gave (status, validators, fetch time, title). Returns the page id, or None when no page
         is stored at url (not stored: noindex, canonical elsewhere). No commit."""
         db = self._writable()
+        before = self._exec(db, "SELECT text FROM pages WHERE url=?", (url,)).fetchone()
         row = self._exec(db,
             "UPDATE pages SET markdown=?, content_hash=coalesce(?, content_hash), text=?, kind=?, kind_score=?, "
             "summary=?, meta=?, cluster=? WHERE url=? RETURNING id",
@@ -66,13 +76,16 @@ class StoreWrites(SqlCore):
         if row is None:
             return None
         page_id = int(row[0])
-        self._put_content(db, page_id, url, blocks, chunks)
+        ops = self._put_content(db, page_id, url, blocks, chunks)
+        if ops:
+            self._log(db, [("page", "changed", url, None, "revised", before[0] if before else None), *ops])
         return page_id
 
-    def _put_content(self, db: Any, page_id: int, url: str, blocks: list[Block], chunks: list[Chunk]) -> None:
-        self._drop_mappings(db, page_id)
+    def _put_content(self, db: Any, page_id: int, url: str, blocks: list[Block], chunks: list[Chunk]) -> list[LogRow]:
+        """The page's blocks replaced; its chunks replaced but for those stored already with the same
+        text, heading path, context and block: they keep their ids (and vectors), moved to their new
+        place if it changed. Returns the chunk ops for the change log (added, removed, moved)."""
         self._exec(db, "DELETE FROM blocks WHERE page_id=?", (page_id,))
-        self._exec(db, "DELETE FROM chunks WHERE page_id=?", (page_id,))
         paths: dict[tuple[str, ...], str] = {}  # a block's chunks share its heading path: encode it once
 
         def path_json(hp: tuple[str, ...]) -> str:
@@ -86,12 +99,37 @@ class StoreWrites(SqlCore):
                     for b in blocks])
         cols = ("page_id", "block_position", "chunk_index", "url", "heading_path", "text", "block_hash", "n_tokens",
                 "context", *self.CHUNK_EXTRA)
-        rows = []
+        stored: dict[tuple[str, str, str, str], list[tuple[int, int, int, str, int]]] = {}
+        for cid, pos, idx, curl, hp, text, bh, ntok, ctx in self._exec(
+                db, "SELECT id, block_position, chunk_index, url, heading_path, text, block_hash, n_tokens, context "
+                    "FROM chunks WHERE page_id=? ORDER BY id", (page_id,)):
+            stored.setdefault((str(text), str(hp), str(ctx), str(bh)), []).append(
+                (int(cid), int(pos), int(idx), str(curl), int(ntok)))
+        rows, moved, kept = [], [], set()
         for c in chunks:
             hp = path_json(tuple(c.heading_path))
+            same = stored.get((c.text, hp, c.context, c.block_hash))
+            if same:
+                cid, pos, idx, curl, ntok = same.pop(0)
+                kept.add(cid)
+                if (pos, idx, curl, ntok) != (c.block_position, c.chunk_index, c.url or url, c.n_tokens):
+                    moved.append((c.block_position, c.chunk_index, c.url or url, c.n_tokens, cid))
+                continue
             rows.append((page_id, c.block_position, c.chunk_index, c.url or url, hp, c.text, c.block_hash,
                          c.n_tokens, c.context, *self._chunk_extra(c.text, hp, c.context)))
+        gone = [r[0] for left in stored.values() for r in left]
+        if gone:
+            self._drop_mappings(db, page_id, gone)
+            self._many(db, "DELETE FROM chunks WHERE id=?", [(cid,) for cid in gone])
+        self._many(db, "UPDATE chunks SET block_position=?, chunk_index=?, url=?, n_tokens=? WHERE id=?", moved)
         self._many(db, f"INSERT INTO chunks({', '.join(cols)}) VALUES ({','.join('?' * len(cols))})", rows)
+        added = []
+        if rows:
+            added = [int(r[0]) for r in self._exec(db, "SELECT id FROM chunks WHERE page_id=? ORDER BY id", (page_id,))
+                     if int(r[0]) not in kept]
+        out: list[LogRow] = [("chunk", "removed", url, cid, None, None) for cid in gone]
+        out += [("chunk", "moved", url, int(m[-1]), None, None) for m in moved]
+        return out + [("chunk", "added", url, cid, None, None) for cid in added]
 
     # ------------------------------------------------------------------ site models (crawl --algorithm site)
     @guard
@@ -141,19 +179,24 @@ class StoreWrites(SqlCore):
     def touch_page(self, url: str, *, etag: str | None = None, last_modified: str | None = None) -> None:
         """The page was confirmed unchanged (304, or the same text): its fetch time is now; new
         validators, if the answer carried any, replace the old. No commit."""
-        self._exec(self._writable(),
-                   "UPDATE pages SET fetched_at=?, etag=coalesce(?, etag), last_modified=coalesce(?, last_modified) "
-                   "WHERE url=?", (time.time(), etag, last_modified, url))
+        cur = self._exec(self._writable(),
+                         "UPDATE pages SET fetched_at=?, etag=coalesce(?, etag), last_modified=coalesce(?, last_modified) "
+                         "WHERE url=?", (time.time(), etag, last_modified, url))
+        if cur.rowcount:
+            self._log(self._db, [("page", "unchanged", url, None, None, None)])
 
     @guard
-    def delete_page(self, url: str) -> bool:
+    def delete_page(self, url: str, reason: str | None = None) -> bool:
         """Remove a page that is gone (404/410) with its blocks and chunks; the chunks' keyword-index
         rows and vector mappings go with them, so search never returns it again. Returns whether
-        there was such a page. No commit."""
+        there was such a page. reason: the change log's ("gone 404", "noindex"...). No commit."""
         db = self._writable()
-        row = self._exec(db, f"SELECT id FROM pages WHERE url=?{self.FOR_UPDATE}", (url,)).fetchone()
+        row = self._exec(db, f"SELECT id, text FROM pages WHERE url=?{self.FOR_UPDATE}", (url,)).fetchone()
         if row is None:
             return False
+        ids = [int(r[0]) for r in self._exec(db, "SELECT id FROM chunks WHERE page_id=? ORDER BY id", (row[0],))]
+        self._log(db, [("page", "removed", url, None, reason, row[1]),
+                       *[("chunk", "removed", url, cid, None, None) for cid in ids]])
         self._drop_mappings(db, int(row[0]))
         for table, col in (("chunks", "page_id"), ("blocks", "page_id"), ("pages", "id")):
             self._exec(db, f"DELETE FROM {table} WHERE {col}=?", (row[0],))
