@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, NotIndexed
@@ -40,7 +40,7 @@ def parse_since(since: str | int) -> tuple[str, float]:
     except ValueError:
         raise ConfigError(f"--since {s!r}: give 'last', a crawl id, cursor:N or an ISO 8601 date/time (UTC)") from None
     if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
+        t = t.replace(tzinfo=UTC)
     return "time", t.timestamp()
 
 

@@ -20,14 +20,15 @@ PACKAGE = ROOT / "blockcrawl"
 
 # the first name below blockcrawl. -> its layer; a higher number may import a lower, not the reverse
 LAYERS: dict[str, int] = {
-    "_version": 0, "errors": 0, "records": 0, "hashing": 0, "limits": 0, "compress": 0, "frontier_item": 0, "plaintext": 0,
+    "_version": 0, "errors": 0, "records": 0, "hashing": 0, "limits": 0, "compress": 0, "frontier_item": 0,
+    "plaintext": 0, "llms": 0,
     "parse": 1,
     "extraction": 2,
     "chunk": 3,
     "pipeline": 4,
     "store": 5,
     "crawl": 6, "_worker": 6,  # _worker: the crawl's parse-worker process entry point
-    "index": 7,
+    "index": 7, "feed": 7,  # feed: the change log read from the store, with vectors
     "retrieval": 8,
     "cli": 9, "__main__": 9, "__init__": 9,  # blockcrawl/__init__.py: the public API over every layer
 }

@@ -85,7 +85,7 @@ async def _post(url: str, body: bytes, headers: dict[str, str], policy: AddressP
                     if 200 <= status < 300:
                         return None
                     error = f"HTTP {status}"
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as e:
+            except (TimeoutError, aiohttp.ClientError, OSError) as e:
                 error = forbidden_reason(e) or f"{type(e).__name__}: {e}".strip()[:200]
             wait = retry_after(attempt, status, d)
             if wait is None or time.monotonic() + wait >= t_end:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl
 
 from ..errors import ConfigError, NotIndexed, StoreError
@@ -15,9 +16,20 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from .serve import Searcher
+    from ..store import AnyStore
 
 MAX_LIMIT = 5000
+
+
+class Searcher(Protocol):
+    """What the endpoint needs of serve's Searcher (named here, so serve alone imports the other)."""
+
+    @property
+    def store(self) -> AnyStore: ...
+    @property
+    def pool(self) -> Executor: ...
+
+    def public(self, message: str) -> str: ...
 
 
 def changes_endpoint(searcher: Searcher, json_response: Callable[..., Response]) -> Callable[[Request], Awaitable[Response]]:
