@@ -38,6 +38,21 @@ DROP_SHARE = 0.8
 # pages, each alone: reviews +.011, questions +.008, disclaimers +.004 word F1.
 PRODUCT_DROP = re.compile(r"(?<!p)review|rating|testimonial|disclaimer|footnote|questions|\bqa\b|"
                           r"q-?and-?a", re.I)
+# What a product page shows of OTHER products, and its rating widgets: recommendation carousels
+# ("Customers also bought", "You may also like"), related and similar items, up-sells and
+# cross-sells, ratings and reviews. Named so by class/id (FURNITURE_NAMES) or headed so
+# (FURNITURE_HEADING, read from a heading of at most records.HEADING_CHARS characters). The page's
+# record block (extraction.records) reads no pairs inside them ("Products: Club Price: $14.55" of
+# another book is no fact of this one).
+FURNITURE_NAMES = re.compile(
+    r"carousel|recommend|related|also-?(?:bought|viewed|like|purchased)|up-?sell|cross-?sell|"
+    r"similar|(?<!p)review|rating|testimonial|recently-?viewed|bought-?together", re.I)
+FURNITURE_HEADING = re.compile(
+    r"\b(?:also\s+(?:bought|viewed|like|love|enjoy|purchased)|(?:customers|people|shoppers)\s+who\b|"
+    r"you\s+(?:may|might|will|could)\s+(?:also\s+)?(?:like|love|enjoy|need)|related\s+(?:products|items|books|titles)|"
+    r"similar\s+(?:products|items|books|titles)|recommended\s+(?:for\s+you|products|items|books)|"
+    r"frequently\s+bought|bought\s+together|recently\s+viewed|more\s+(?:items|products|books)\s+(?:from|by|like)|"
+    r"complete\s+the\s+look|pairs\s+well\s+with|customer\s+reviews|ratings?\s+(?:&|and)\s+reviews)\b", re.I)
 # A documentation page's furniture inside its <main>: the "last modified" line, the page footer
 # and its "was this helpful?" box, prev/next links, breadcrumbs, the table of contents ("on this
 # page") and edit links. wcxb-dev documentation pages typed so: .932 -> .935 (no site fold loses).

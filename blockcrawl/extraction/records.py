@@ -37,6 +37,8 @@ PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
 HEADING_MAX = 150  # characters of a heading taken for the page's name
+RUN_NODES = 600  # an element read as `<b>Label:</b> value<br>` lines holds at most this many nodes
+FURNITURE_SHARE = 0.5  # a box named as furniture is skipped unless it holds this share of the page
 KIND = "record"
 TAG_PATH = "record"  # the record's place for the site dedup: one per page
 
@@ -60,6 +62,12 @@ _LINE_TAGS = frozenset({"li", "p", "div", "section"})
 _BLOCK_TAGS = frozenset({"div", "p", "li", "ul", "ol", "dl", "table", "tr", "section", "article", "br", "hr",
                          "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "form"})
 _LABEL_TAGS = frozenset({"b", "strong", "th", "dt", "label", "em"})
+# A plain <span> (or <div>) opening a line is its label when the line is `<li><span>Label</span> value
+# </li>` or `<div><div>Label</div><div>Value</div></div>`: the two-part shapes shops write
+_PAIR_LABEL_TAGS = frozenset({"span", "div", "dt", "th", "td", "p", "label", "b", "strong", "em"})
+_PAIR_TAGS = frozenset({"li", "div", "tr", "dl", "p"})
+_HEADINGS = {"h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+HEADING_CHARS = 80  # a longer heading is read for no furniture name
 _LABEL_NAMES = re.compile(r"label|key|name|term|title|heading", re.IGNORECASE)
 _INVISIBLE = str.maketrans({"\u200e": "", "\u200f": "", "\u200b": "", "\u00a0": " ", "\ufeff": ""})
 _COLON = re.compile(r"^([^\W\d_][^:：\n]*?)\s*[:：]\s*(\S.*)$", re.DOTALL)
@@ -131,7 +139,8 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
     if first < ends[i] and tags[first] != TEXT:
         a = dom.attrs[first]
         cls = (a.get("class") or "") if a else ""
-        label_first = tags[first] in _LABEL_TAGS or bool(cls and _LABEL_NAMES.search(cls))
+        label_first = tags[first] in _LABEL_TAGS or bool(cls and _LABEL_NAMES.search(cls)) \
+            or (tags[first] == "span" and tags[i] == "li")
     if not (colon or label_first):
         return None
     text = subtree_text(dom, i)
@@ -144,6 +153,89 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
             return _pair(label, rest)
     m = _COLON.match(text.translate(_INVISIBLE))
     return _pair(m.group(1), m.group(2)) if m else None
+
+
+def _run_pairs(dom: Dom, i: int) -> list[tuple[str, str, int]]:
+    """The pairs of an element written as lines split by <br>: `<b>Publisher:</b> Zebra<br><b>ISBN-13:</b>
+    978...<br>` (a details box in a table cell, a <div> or a <p>). Only its children are read, each
+    once: a line is the inline children between two <br>s or block children; it is a pair when it
+    opens with a label element (bold, a label class) or reads "Label: value". [] when the element
+    has no <br> child or is bigger than RUN_NODES."""
+    tags, ends, texts = dom.tag, dom.end, dom.text
+    if ends[i] - i > RUN_NODES:
+        return []
+    out: list[tuple[str, str, int]] = []
+    line: list[int] = []
+    brs = 0
+
+    def close() -> None:
+        if not line:
+            return
+        first = next((k for k in line if tags[k] != TEXT or texts[k].strip()), -1)
+        if first >= 0:
+            parts = [texts[k] if tags[k] == TEXT else subtree_text(dom, k) for k in line]
+            text = " ".join(" ".join(parts).split())
+            p = None
+            if tags[first] != TEXT and (tags[first] in _LABEL_TAGS or _label_class(dom, first)):
+                label = " ".join(parts[line.index(first)].split())
+                if label and text.startswith(label):
+                    p = _pair(label, text[len(label):])
+            if p is None and len(text) <= LABEL_MAX + VALUE_MAX + 4:
+                m = _COLON.match(text.translate(_INVISIBLE))
+                p = _pair(m.group(1), m.group(2)) if m else None
+            if p is not None:
+                out.append((p[0], p[1], line[0]))
+        line.clear()
+
+    k, stop = i + 1, ends[i]
+    while k < stop:
+        t = tags[k]
+        if t == "br":
+            brs += 1
+            close()
+        elif t in _BLOCK_TAGS:
+            close()
+        elif t == TEXT or ends[k] - k <= SMALL_NODES:
+            line.append(k)
+        else:
+            close()
+        k = ends[k] if t != TEXT else k + 1
+    close()
+    return out if brs else []
+
+
+def _label_class(dom: Dom, k: int) -> bool:
+    a = dom.attrs[k]
+    cls = (a.get("class") or "") if a else ""
+    return bool(cls and _LABEL_NAMES.search(cls))
+
+
+def _two_pair(dom: Dom, i: int) -> tuple[str, str] | None:
+    """An element of two small children and no text of its own, the first a short label:
+    `<div class="row"><div>Weight</div><div>1.2 kg</div></div>`, `<li><span>Brand</span><span>Acme
+    </span></li>`. The children are looked at once (at most SMALL_NODES nodes in all)."""
+    tags, ends, texts = dom.tag, dom.end, dom.text
+    if ends[i] - i > SMALL_NODES:
+        return None
+    kids: list[int] = []
+    k, stop = i + 1, ends[i]
+    while k < stop:
+        if tags[k] == TEXT:
+            if texts[k].strip():
+                return None
+            k += 1
+            continue
+        kids.append(k)
+        if len(kids) > 2:
+            return None
+        k = ends[k]
+    if len(kids) != 2 or tags[kids[0]] not in _PAIR_LABEL_TAGS or tags[kids[1]] in _HEADINGS:
+        return None
+    if any(tags[q] in _BLOCK_TAGS for c in kids for q in range(c + 1, ends[c])):
+        return None  # a box of rows, not one row
+    if sum(tags[q] == TEXT and bool(texts[q].strip()) for q in range(kids[0], ends[kids[0]])) != 1:
+        return None  # a label is one piece of text ("Brand", not "Brand Acme" of a row)
+    return _pair(subtree_text(dom, kids[0]), subtree_text(dom, kids[1]))
 
 
 def _small(dom: Dom, i: int) -> bool:
@@ -241,14 +333,28 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
     root = dom.body() if start is None else start
     found: list[tuple[str, str, int, int]] = []
     main_end = -1  # end of the <main>/<article> being read: a <header> inside it is the article's
+    furniture_max = FURNITURE_SHARE * (ends[root] - root)
+    reco_level = 0  # inside a flat run of nodes under a furniture heading ("You may also like"), its level
     j, stop = root, ends[root]
     while j < stop:
         t = tags[j]
         if t not in _ASKED:  # text, inline markup, images: most nodes, one set lookup each
             j += 1
             continue
-        if skipped[j] or ((t in _SKIP_TAGS or t in _NAMED_BOXES) and _skipped_box(dom, j)) \
-                or (t == "header" and j >= main_end):
+        if t in _HEADINGS:
+            level = _HEADINGS[t]
+            if reco_level and level <= reco_level:
+                reco_level = 0
+            if not skipped[j] and ends[j] - j <= SMALL_NODES and _furniture_heading(dom, j):
+                p = parent[j]
+                if p > root and ends[p] - p <= furniture_max and tags[p] not in ("main", "article", "body"):
+                    j = ends[p]  # the heading's box: a carousel, a strip of other products
+                else:
+                    reco_level, j = level, ends[j]  # a flat page: up to the next heading as high
+                continue
+        if reco_level or skipped[j] or ((t in _SKIP_TAGS or t in _NAMED_BOXES) and _skipped_box(dom, j)) \
+                or (t == "header" and j >= main_end) \
+                or (t in _NAMED_BOXES and ends[j] - j <= furniture_max and _furniture_box(dom, j)):
             j = ends[j]
             continue
         if t in ("main", "article"):
@@ -265,10 +371,14 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
                 continue
         elif t in _LINE_TAGS and ends[j] - j <= SMALL_NODES:
             p = _line_pair(dom, j)
+            if p is None and t in _PAIR_TAGS:
+                p = _two_pair(dom, j)
             if p is not None:
                 found.append((p[0], p[1], j, parent[j]))
                 j = ends[j]
                 continue
+        if t in _RUN_TAGS:
+            found += [(lab, v, n, j) for lab, v, n in _run_pairs(dom, j)]
         j += 1
     # a pair stands when its box holds another pair (same parent, or one level up: each line of
     # a box in a <div> of its own), or when its label is a fact on its own
@@ -289,11 +399,108 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
         labels.add(lab.lower())
         out.append(Fact(lab, v, n, box))
         if len(out) == PAIRS_MAX:
-            break
+            return out
+    if start is None:  # the page's declared properties its boxes do not already say
+        values = " ".join(f.value.lower() for f in out)
+        for lab, v in schema_facts(dom):
+            if lab.lower() in labels or v.lower() in values:
+                continue
+            labels.add(lab.lower())
+            out.append(Fact(lab, v, -1, -1))
+            if len(out) == PAIRS_MAX:
+                break
     return out
 
 
-_ASKED = _SKIP_TAGS | _NAMED_BOXES | _LINE_TAGS | {"header", "main", "article", "dl", "table"}
+def _furniture_box(dom: Dom, i: int) -> bool:
+    a = dom.attrs[i]
+    if not a:
+        return False
+    names = f"{a.get('class') or ''} {a.get('id') or ''}"
+    return bool(names.strip()) and _furniture_named(names)
+
+
+@lru_cache(maxsize=4096)
+def _furniture_named(names: str) -> bool:
+    from .pagerules import FURNITURE_NAMES
+
+    return FURNITURE_NAMES.search(names) is not None
+
+
+def _furniture_heading(dom: Dom, i: int) -> bool:
+    from .pagerules import FURNITURE_HEADING
+
+    h = subtree_text(dom, i)
+    return len(h) <= HEADING_CHARS and FURNITURE_HEADING.search(h) is not None
+
+
+# schema.org properties of a Product / Book (JSON-LD or microdata) and the label each is written under
+SCHEMA_LABELS = {
+    "author": "Author", "publisher": "Publisher", "isbn": "ISBN", "brand": "Brand", "manufacturer": "Manufacturer",
+    "sku": "SKU", "mpn": "MPN", "gtin": "GTIN", "gtin8": "GTIN-8", "gtin12": "UPC", "gtin13": "EAN",
+    "gtin14": "GTIN-14", "model": "Model", "productID": "Product ID", "color": "Colour", "material": "Material",
+    "numberOfPages": "Pages", "bookFormat": "Format", "bookEdition": "Edition", "datePublished": "Publication date",
+    "releaseDate": "Release date", "inLanguage": "Language", "illustrator": "Illustrator",
+    "translator": "Translator", "weight": "Weight", "size": "Size", "category": "Category",
+}
+SCHEMA_TYPES = re.compile(r"^(?:https?://schema\.org/)?(?:Product|ProductGroup|ProductModel|IndividualProduct|"
+                          r"Book|Vehicle|Car|SoftwareApplication|VideoGame|MusicAlbum|Movie)$")
+_ITEMTYPE = re.compile(r"schema\.org/(?:Product|ProductGroup|ProductModel|IndividualProduct|Book|Vehicle|Car|"
+                       r"SoftwareApplication|VideoGame|MusicAlbum|Movie)\b")
+
+
+def _schema_value(v: object) -> str:
+    """A property's text: a string or number, an object's name, a list's first such value."""
+    if isinstance(v, list):
+        v = v[0] if v else None
+    if isinstance(v, dict):
+        v = v.get("name")
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        return ""
+    return _clean(str(v))
+
+
+def schema_facts(dom: Dom) -> list[tuple[str, str]]:
+    """(label, value) of the page's own item: the first JSON-LD object typed a product or book
+    (SCHEMA_TYPES), then the properties of the first microdata itemscope so typed (its own, not
+    those of an item nested in it). Values are bounded by _pair (VALUE_MAX)."""
+    from .jsonld import ld_values, walk
+
+    out: list[tuple[str, str]] = []
+    for d in walk(ld_values(dom)):
+        t = d.get("@type")
+        if any(isinstance(x, str) and SCHEMA_TYPES.match(x) for x in (t if isinstance(t, list) else [t])):
+            for prop, label in SCHEMA_LABELS.items():
+                p = _pair(label, _schema_value(d.get(prop)))
+                if p:
+                    out.append(p)
+            break
+    tags, ends, attrs = dom.tag, dom.end, dom.attrs
+    scope_end = -1
+    inner_end = -1  # an item nested in the page's item: its properties are its own
+    for i in range(len(dom)):
+        a = attrs[i]
+        if not a or tags[i] == TEXT:
+            continue
+        if scope_end < 0:
+            if "itemscope" in a and _ITEMTYPE.search(a.get("itemtype") or ""):
+                scope_end = ends[i]
+            continue
+        if i >= scope_end:
+            break
+        prop = a.get("itemprop")
+        if i >= inner_end and prop in SCHEMA_LABELS:
+            v = a.get("content") or (subtree_text(dom, i) if _small(dom, i) else "")
+            p = _pair(SCHEMA_LABELS[prop], v)
+            if p:
+                out.append(p)
+        if "itemscope" in a and i >= inner_end:
+            inner_end = ends[i]
+    return out
+
+
+_RUN_TAGS = frozenset({"td", "div", "p", "dd", "li", "section"})
+_ASKED = _SKIP_TAGS | _NAMED_BOXES | _LINE_TAGS | _RUN_TAGS | _HEADINGS.keys() | {"header", "main", "article", "dl", "table"}
 HEADING_TRIES = 16  # h1s looked at for the page's heading
 ANCESTOR_STEPS = 256  # ancestors of each checked for navigation (a page nested deeper is not walked)
 
