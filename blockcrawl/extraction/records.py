@@ -33,7 +33,8 @@ LABEL_WORDS = 4
 VALUE_MAX = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
 SMALL_NODES = 16  # an element read as one "Label: value" line holds at most this many nodes
 CELL_NODES = 64  # a table cell, <dt> or <dd> read for a pair holds at most this many nodes
-PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
+PAIRS_MAX = 30
+BOX_LEVELS = 3  # levels above a pair's box where a second pair makes both a record's (a box of boxes)  # pairs in a record (a 60-row infobox is cut here)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
 HEADING_MAX = 150  # characters of a heading taken for the page's name
@@ -50,7 +51,9 @@ FACT_LABELS = frozenset({
     "sku", "asin", "edition", "format", "pages", "print length", "language", "licence", "license",
     "price", "brand", "manufacturer", "model", "version", "extension", "extensions", "file extension",
     "mime type", "media type", "developer", "developed by", "genre", "category", "series", "dimensions",
-    "weight",
+    "weight", "designer", "designed by", "material", "materials", "colour", "color", "size", "capacity",
+    "country of origin", "made in", "condition", "warranty", "item number", "model number", "part number",
+    "mpn", "gtin", "item model number", "manufacturer part number", "certification", "artist", "label",
 })
 _SKIP_TAGS = frozenset({"nav", "footer", "form", "button", "select", "menu"})
 _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|breadcrumbs?|share|social)(?:$|[\s_-])",
@@ -380,19 +383,23 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
         if t in _RUN_TAGS:
             found += [(lab, v, n, j) for lab, v, n in _run_pairs(dom, j)]
         j += 1
-    # a pair stands when its box holds another pair (same parent, or one level up: each line of
-    # a box in a <div> of its own), or when its label is a fact on its own
+    # a pair stands when its box holds another pair (the same box, or one of BOX_LEVELS levels up:
+    # each line of a box in a <div> of its own, each <dl> of one pair in a column of a row), or
+    # when its label is a fact on its own
     per_box: dict[int, int] = {}
+    chains: list[list[int]] = []
     for _, _, _, box in found:
-        per_box[box] = per_box.get(box, 0) + 1
-        up = parent[box] if box >= 0 else -1
-        if up >= 0:
-            per_box[-2 - up] = per_box.get(-2 - up, 0) + 1
+        chain = [box]
+        while len(chain) <= BOX_LEVELS and chain[-1] >= 0:
+            chain.append(parent[chain[-1]])
+        chain = [b for b in chain if b >= 0]
+        chains.append(chain)
+        for b in chain:
+            per_box[b] = per_box.get(b, 0) + 1
     out: list[Fact] = []
     labels: set[str] = set()
-    for lab, v, n, box in found:
-        up = parent[box] if box >= 0 else -1
-        if per_box[box] < 2 and (up < 0 or per_box[-2 - up] < 2) and lab.lower() not in FACT_LABELS:
+    for (lab, v, n, box), chain in zip(found, chains):
+        if all(per_box[b] < 2 for b in chain) and lab.lower() not in FACT_LABELS:
             continue
         if lab.lower() in labels:
             continue
