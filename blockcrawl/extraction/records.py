@@ -61,7 +61,7 @@ _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|
 # Containers whose class/id may name them navigation, a footer, a cookie banner
 _NAMED_BOXES = frozenset({"div", "ul", "ol", "section", "aside", "header", "table", "dl", "main", "article"})
 # Elements read as one line (table rows: _table_pairs; a <span> line sits in one of these)
-_LINE_TAGS = frozenset({"li", "p", "div", "section"})
+_LINE_TAGS = frozenset({"li", "p", "div", "section", "td"})
 _BLOCK_TAGS = frozenset({"div", "p", "li", "ul", "ol", "dl", "table", "tr", "section", "article", "br", "hr",
                          "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "form"})
 _LABEL_TAGS = frozenset({"b", "strong", "th", "dt", "label", "em"})
@@ -216,9 +216,10 @@ def _label_class(dom: Dom, k: int) -> bool:
 def _two_pair(dom: Dom, i: int) -> tuple[str, str] | None:
     """An element of two small children and no text of its own, the first a short label:
     `<div class="row"><div>Weight</div><div>1.2 kg</div></div>`, `<li><span>Brand</span><span>Acme
-    </span></li>`. The children are looked at once (at most SMALL_NODES nodes in all)."""
+    </span></li>`; the second may be a list of values (`<span>Genre</span><ul><li>Action</li>...
+    </ul>`, read "Action, Adventure"). At most CELL_NODES nodes, each looked at once or twice."""
     tags, ends, texts = dom.tag, dom.end, dom.text
-    if ends[i] - i > SMALL_NODES:
+    if ends[i] - i > CELL_NODES:
         return None
     kids: list[int] = []
     k, stop = i + 1, ends[i]
@@ -234,11 +235,21 @@ def _two_pair(dom: Dom, i: int) -> tuple[str, str] | None:
         k = ends[k]
     if len(kids) != 2 or tags[kids[0]] not in _PAIR_LABEL_TAGS or tags[kids[1]] in _HEADINGS:
         return None
-    if any(tags[q] in _BLOCK_TAGS for c in kids for q in range(c + 1, ends[c])):
-        return None  # a box of rows, not one row
-    if sum(tags[q] == TEXT and bool(texts[q].strip()) for q in range(kids[0], ends[kids[0]])) != 1:
-        return None  # a label is one piece of text ("Brand", not "Brand Acme" of a row)
-    return _pair(subtree_text(dom, kids[0]), subtree_text(dom, kids[1]))
+    label, second = kids
+    if any(tags[q] in _BLOCK_TAGS for q in range(label + 1, ends[label])) \
+            or sum(tags[q] == TEXT and bool(texts[q].strip()) for q in range(label, ends[label])) != 1:
+        return None  # a label is one piece of text ("Brand", not "Brand Acme" of a row, or a box of rows)
+    if tags[second] in ("ul", "ol"):  # a list of values, one item each
+        items = dom.children(second)
+        if any(tags[q] != "li" and tags[q] != TEXT for q in items) or any(
+                tags[q] in _BLOCK_TAGS for li in items if tags[li] == "li" for q in range(li + 1, ends[li])):
+            return None
+        value = ", ".join(v for li in items if tags[li] == "li" and (v := _clean(subtree_text(dom, li))))
+    elif any(tags[q] in _BLOCK_TAGS for q in range(second + 1, ends[second])):
+        return None
+    else:
+        value = subtree_text(dom, second)
+    return _pair(subtree_text(dom, label), value)
 
 
 def _small(dom: Dom, i: int) -> bool:
@@ -372,8 +383,8 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
                 found += [(lab, v, n, j) for lab, v, n in pairs]
                 j = ends[j]
                 continue
-        elif t in _LINE_TAGS and ends[j] - j <= SMALL_NODES:
-            p = _line_pair(dom, j)
+        elif t in _LINE_TAGS and ends[j] - j <= CELL_NODES:
+            p = _line_pair(dom, j) if ends[j] - j <= SMALL_NODES else None
             if p is None and t in _PAIR_TAGS:
                 p = _two_pair(dom, j)
             if p is not None:
