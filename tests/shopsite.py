@@ -145,7 +145,11 @@ def product_page_table(b: Book, others: list[Book]) -> str:
 <div class="carousel recommendations"><h3>Customers also bought</h3><div class="carousel-track">{carousel}</div>
 <button class="prev">&lt;</button><button class="next">&gt;</button></div>
 <div class="related"><h3>You may also like</h3><ul>{strip}</ul></div>"""
-    return _template(f"{b.title} by {b.author} | Lantern Lane Books", body)
+    ld = (f'<script type="application/ld+json">{{"@context": "https://schema.org", "@type": "Book", '
+          f'"name": "{b.title}", "author": {{"@type": "Person", "name": "{b.author}"}}, '
+          f'"aggregateRating": {{"@type": "AggregateRating", "ratingValue": "4.1", "ratingCount": "{_ratings(b)}"}}}}'
+          '</script>')
+    return _template(f"{b.title} by {b.author} | Lantern Lane Books", ld + body)
 
 
 def listing_page(category: str, items: list[Book]) -> str:

@@ -53,6 +53,49 @@ FURNITURE_HEADING = re.compile(
     r"similar\s+(?:products|items|books|titles)|recommended\s+(?:for\s+you|products|items|books)|"
     r"frequently\s+bought|bought\s+together|recently\s+viewed|more\s+(?:items|products|books)\s+(?:from|by|like)|"
     r"complete\s+the\s+look|pairs\s+well\s+with|customer\s+reviews|ratings?\s+(?:&|and)\s+reviews)\b", re.I)
+# The page types whose mask loses those boxes and sections (drop_furniture; None: every type).
+FURNITURE_KINDS: frozenset[str] | None = frozenset({"product"})
+FURNITURE_HEADING_CHARS = 80  # a longer heading is read for no furniture name
+
+
+def drop_furniture(dom: Dom, keep: list[bool], share: float = DROP_SHARE) -> list[bool]:
+    """keep without the page's furniture of other products (a new mask): the elements named so
+    (FURNITURE_NAMES, unless one holds share of the kept text), and the sections headed so
+    (FURNITURE_HEADING): the heading's parent when that holds less than share of the kept text,
+    else the nodes from the heading to the next heading as high. Two flat passes, O(n)."""
+    out = drop_named(dom, list(keep), FURNITURE_NAMES, share)
+    n = len(dom)
+    tags, ends, texts, parent, skipped = dom.tag, dom.end, dom.text, dom.parent, dom.skipped
+    kept = [0] * (n + 1)
+    for j in range(n):
+        kept[j + 1] = kept[j] + (len(texts[j].strip()) if out[j] and tags[j] == TEXT else 0)
+    limit = share * kept[n]
+    level = 0  # inside a flat section under a furniture heading: its level
+    j = 0
+    while j < n:
+        t = tags[j]
+        if t in _LEVELS:
+            lv = _LEVELS[t]
+            if level and lv <= level:
+                level = 0
+            if not skipped[j] and ends[j] - j <= 16:
+                h = " ".join(texts[q] for q in range(j, ends[j]) if tags[q] == TEXT).strip()
+                if len(h) <= FURNITURE_HEADING_CHARS and FURNITURE_HEADING.search(h):
+                    p = parent[j]
+                    if p >= 0 and kept[ends[p]] - kept[p] < limit and tags[p] not in ("body", "main", "article"):
+                        out[p:ends[p]] = [False] * (ends[p] - p)
+                        j = ends[p]
+                        continue
+                    level = lv
+        if level:
+            out[j] = False
+        j += 1
+    return out
+
+
+_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+
+
 # A documentation page's furniture inside its <main>: the "last modified" line, the page footer
 # and its "was this helpful?" box, prev/next links, breadcrumbs, the table of contents ("on this
 # page") and edit links. wcxb-dev documentation pages typed so: .932 -> .935 (no site fold loses).
