@@ -54,7 +54,7 @@ FURNITURE_HEADING = re.compile(
     r"frequently\s+bought|bought\s+together|recently\s+viewed|more\s+(?:items|products|books)\s+(?:from|by|like)|"
     r"complete\s+the\s+look|pairs\s+well\s+with|customer\s+reviews|ratings?\s+(?:&|and)\s+reviews)\b", re.I)
 # The page types whose mask loses those boxes and sections (drop_furniture; None: every type).
-FURNITURE_KINDS: frozenset[str] | None = frozenset({"product"})
+FURNITURE_KINDS: frozenset[str] | None = frozenset({"product", "listing"})
 FURNITURE_HEADING_CHARS = 80  # a longer heading is read for no furniture name
 
 
