@@ -33,12 +33,12 @@ LABEL_WORDS = 4
 VALUE_MAX = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
 SMALL_NODES = 16  # an element read as one "Label: value" line holds at most this many nodes
 CELL_NODES = 64  # a table cell, <dt> or <dd> read for a pair holds at most this many nodes
-PAIRS_MAX = 30
-BOX_LEVELS = 3  # levels above a pair's box where a second pair makes both a record's (a box of boxes)  # pairs in a record (a 60-row infobox is cut here)
+PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
+BOX_LEVELS = 3  # levels above a pair's box where a second pair makes both a record's (a box of boxes)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
 HEADING_MAX = 150  # characters of a heading taken for the page's name
-RUN_NODES = 600  # an element read as `<b>Label:</b> value<br>` lines holds at most this many nodes
+RUN_NODES = 600  # an element read as <b>Label:</b> value<br> lines holds at most this many nodes
 FURNITURE_SHARE = 0.5  # a box named as furniture is skipped unless it holds this share of the page
 KIND = "record"
 TAG_PATH = "record"  # the record's place for the site dedup: one per page
@@ -360,9 +360,9 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
             if reco_level and level <= reco_level:
                 reco_level = 0
             if not skipped[j] and ends[j] - j <= SMALL_NODES and _furniture_heading(dom, j):
-                p = parent[j]
-                if p > root and ends[p] - p <= furniture_max and tags[p] not in ("main", "article", "body"):
-                    j = ends[p]  # the heading's box: a carousel, a strip of other products
+                box = parent[j]
+                if box > root and ends[box] - box <= furniture_max and tags[box] not in ("main", "article", "body"):
+                    j = ends[box]  # the heading's box: a carousel, a strip of other products
                 else:
                     reco_level, j = level, ends[j]  # a flat page: up to the next heading as high
                 continue
@@ -506,7 +506,7 @@ def schema_facts(dom: Dom) -> list[tuple[str, str]]:
             continue
         if i >= scope_end:
             break
-        prop = a.get("itemprop")
+        prop = a.get("itemprop") or ""
         if i >= inner_end and prop in SCHEMA_LABELS:
             v = a.get("content") or (subtree_text(dom, i) if _small(dom, i) else "")
             p = _pair(SCHEMA_LABELS[prop], v)
