@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
 
 from ..hashing import text_hash
 from ..parse import TEXT, Dom
@@ -120,6 +121,33 @@ def _skipped_box(dom: Dom, i: int) -> bool:
 @lru_cache(maxsize=4096)
 def _skip_named(names: str) -> bool:
     return bool(names.strip()) and (_SKIP_NAMES.search(names) is not None or "navigation" in names.lower())
+
+
+_NONE, _SKIP, _FURNITURE = 0, 1, 2
+
+
+def _box_kind(dom: Dom, i: int) -> int:
+    """_SKIP for what _skipped_box skips, _FURNITURE for a container named as other products'
+    furniture (pagerules.FURNITURE_NAMES), else _NONE: the names are joined and searched once."""
+    t = dom.tag[i]
+    if t in _SKIP_TAGS:
+        return _SKIP
+    if t not in _NAMED_BOXES:
+        return _NONE
+    a = dom.attrs[i]
+    if not a:
+        return _NONE
+    return _named_kind(a.get("class") or "", a.get("id") or "", a.get("role") or "")
+
+
+@lru_cache(maxsize=4096)
+def _named_kind(cls: str, id_: str, role: str) -> int:
+    from .pagerules import FURNITURE_NAMES
+
+    if _skip_named(f"{cls} {id_} {role}"):
+        return _SKIP
+    names = f"{cls} {id_}"
+    return _FURNITURE if names.strip() and FURNITURE_NAMES.search(names) is not None else _NONE
 
 
 def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
@@ -349,6 +377,8 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
     main_end = -1  # end of the <main>/<article> being read: a <header> inside it is the article's
     furniture_max = FURNITURE_SHARE * (ends[root] - root)
     reco_level = 0  # inside a flat run of nodes under a furniture heading ("You may also like"), its level
+    # the elements with a <br> child: the only ones read as lines split by <br> (a C loop finds them)
+    br_parents = {parent[k] for k in compress(range(len(tags)), map("br".__eq__, tags))}
     j, stop = root, ends[root]
     while j < stop:
         t = tags[j]
@@ -366,9 +396,9 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
                 else:
                     reco_level, j = level, ends[j]  # a flat page: up to the next heading as high
                 continue
-        if reco_level or skipped[j] or ((t in _SKIP_TAGS or t in _NAMED_BOXES) and _skipped_box(dom, j)) \
-                or (t == "header" and j >= main_end) \
-                or (t in _NAMED_BOXES and ends[j] - j <= furniture_max and _furniture_box(dom, j)):
+        kind = _box_kind(dom, j) if t in _SKIP_TAGS or t in _NAMED_BOXES else _NONE
+        if reco_level or skipped[j] or kind == _SKIP or (t == "header" and j >= main_end) \
+                or (kind == _FURNITURE and ends[j] - j <= furniture_max):
             j = ends[j]
             continue
         if t in ("main", "article"):
@@ -391,7 +421,7 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
                 found.append((p[0], p[1], j, parent[j]))
                 j = ends[j]
                 continue
-        if t in _RUN_TAGS:
+        if t in _RUN_TAGS and j in br_parents:
             found += [(lab, v, n, j) for lab, v, n in _run_pairs(dom, j)]
         j += 1
     # a pair stands when its box holds another pair (the same box, or one of BOX_LEVELS levels up:
@@ -428,21 +458,6 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
             if len(out) == PAIRS_MAX:
                 break
     return out
-
-
-def _furniture_box(dom: Dom, i: int) -> bool:
-    a = dom.attrs[i]
-    if not a:
-        return False
-    names = f"{a.get('class') or ''} {a.get('id') or ''}"
-    return bool(names.strip()) and _furniture_named(names)
-
-
-@lru_cache(maxsize=4096)
-def _furniture_named(names: str) -> bool:
-    from .pagerules import FURNITURE_NAMES
-
-    return FURNITURE_NAMES.search(names) is not None
 
 
 def _furniture_heading(dom: Dom, i: int) -> bool:
@@ -493,12 +508,12 @@ def schema_facts(dom: Dom) -> list[tuple[str, str]]:
                 if p:
                     out.append(p)
             break
-    tags, ends, attrs = dom.tag, dom.end, dom.attrs
+    ends, attrs = dom.end, dom.attrs
     scope_end = -1
     inner_end = -1  # an item nested in the page's item: its properties are its own
-    for i in range(len(dom)):
+    for i in compress(range(len(dom)), attrs):  # the elements with attributes (a C loop skips the rest)
         a = attrs[i]
-        if not a or tags[i] == TEXT:
+        if not a:
             continue
         if scope_end < 0:
             if "itemscope" in a and _ITEMTYPE.search(a.get("itemtype") or ""):
