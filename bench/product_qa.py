@@ -352,6 +352,32 @@ def kept(site: Path, queries: list[dict], peer: bool = True) -> dict[str, dict[s
     return out
 
 
+def shop_kept(layout: str, n: int = 50) -> tuple[float, int, int]:
+    """The shop fixture (tests/shopsite.py, product template `layout`) through one site pipeline
+    with the crawl's defaults, in crawl order: (share of the books' author, publisher, ISBN-13 and
+    publication date found in a chunk of the book's page, chunks of product pages that hold
+    another book's title or a rating count, chunks of product pages)."""
+    sys.path.insert(0, str(ROOT))
+    from blockcrawl.pipeline import SitePipeline
+    from tests.shopsite import books, shop_routes
+
+    catalogue = books(n)
+    routes = shop_routes(catalogue, layout)
+    pipe = SitePipeline(mode="main")
+    order = ["/"] + [p for p in routes if p.startswith("/category/")] + [f"/{b.slug}" for b in catalogue]
+    chunks = {p: [c.text for c in pipe.process(routes[p].body, "http://127.0.0.1:8000" + p).chunks] for p in order}
+    found = total = furniture = count = 0
+    for b in catalogue:
+        cs = chunks[f"/{b.slug}"]
+        for fact in (b.author, b.publisher, b.isbn, b.published):
+            total += 1
+            found += _has(cs, [fact])
+        others = [o.title for o in catalogue if o.title != b.title and o.title not in b.title]
+        furniture += sum(any(t in c for t in others) or "Ratings" in c for c in cs)
+        count += len(cs)
+    return found / total, furniture, count
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
@@ -380,6 +406,11 @@ def main(argv: list[str] | None = None) -> int:
             qs = queries if kind == "all" else [q for q in queries if q["kind"] == kind]
             row = "".join(f"{sum(res[q['id']][c] for q in qs) / len(qs):>13.3f}" for c in cols)
             print(f"{kind:<14}{len(qs):>5}{row}")
+        print("shop fixture (tests/shopsite.py, 50 books, 4 facts each): layout, answer kept, "
+              "chunks of other books or ratings / chunks of product pages")
+        for layout in ("list", "table", "mixed"):
+            share, furniture, count = shop_kept(layout)
+            print(f"  {layout:<6} {share:.3f}  {furniture} / {count}")
         if args.missed:
             lost = [q for q in queries if not res[q["id"]]["chunks"]][:args.missed]
             for q in lost:

@@ -231,8 +231,8 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 
         if kind in pagerules.SERVICE_KINDS:
             keep = pagerules.service(dom, keep)
-        if pagerules.FURNITURE_KINDS is None or kind in pagerules.FURNITURE_KINDS:
-            keep = pagerules.drop_furniture(dom, keep)
+        if kind in pagerules.FURNITURE_KINDS:
+            keep = pagerules.drop_furniture(dom, keep, *pagerules.FURNITURE_KINDS[kind])
     return keep
 
 

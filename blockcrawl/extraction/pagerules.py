@@ -44,26 +44,36 @@ PRODUCT_DROP = re.compile(r"(?<!p)review|rating|testimonial|disclaimer|footnote|
 # (FURNITURE_HEADING, read from a heading of at most records.HEADING_CHARS characters). The page's
 # record block (extraction.records) reads no pairs inside them ("Products: Club Price: $14.55" of
 # another book is no fact of this one).
-FURNITURE_NAMES = re.compile(
-    r"carousel|recommend|related|also-?(?:bought|viewed|like|purchased)|up-?sell|cross-?sell|"
-    r"similar|(?<!p)review|rating|testimonial|recently-?viewed|bought-?together", re.I)
-FURNITURE_HEADING = re.compile(
+OTHER_PRODUCTS = (r"carousel|recommend|related|also-?(?:bought|viewed|like|purchased)|up-?sell|cross-?sell|"
+                  r"similar|recently-?viewed|bought-?together")
+OTHER_PRODUCTS_NAMES = re.compile(OTHER_PRODUCTS, re.I)
+FURNITURE_NAMES = re.compile(OTHER_PRODUCTS + r"|(?<!p)review|rating|testimonial", re.I)
+OTHER_PRODUCTS_HEADING = (
     r"\b(?:also\s+(?:bought|viewed|like|love|enjoy|purchased)|(?:customers|people|shoppers)\s+who\b|"
     r"you\s+(?:may|might|will|could)\s+(?:also\s+)?(?:like|love|enjoy|need)|related\s+(?:products|items|books|titles)|"
     r"similar\s+(?:products|items|books|titles)|recommended\s+(?:for\s+you|products|items|books)|"
     r"frequently\s+bought|bought\s+together|recently\s+viewed|more\s+(?:items|products|books)\s+(?:from|by|like)|"
-    r"complete\s+the\s+look|pairs\s+well\s+with|customer\s+reviews|ratings?\s+(?:&|and)\s+reviews)\b", re.I)
-# The page types whose mask loses those boxes and sections (drop_furniture; None: every type).
-FURNITURE_KINDS: frozenset[str] | None = frozenset({"product", "listing"})
+    r"complete\s+the\s+look|pairs\s+well\s+with)\b")
+FURNITURE_HEADING = re.compile(OTHER_PRODUCTS_HEADING + r"|\b(?:customer\s+reviews|ratings?\s+(?:&|and)\s+reviews)\b",
+                               re.I)
+OTHER_HEADING = re.compile(OTHER_PRODUCTS_HEADING, re.I)
+# The page types whose mask loses those boxes and sections (drop_furniture), and which: on a
+# product page all of it; on a listing only the other products' boxes and sections, as a
+# listing's items carry their own ratings (a film list's "7.9 (76K)"). The record block
+# (extraction.records) reads no pairs inside any of them, on any page.
+FURNITURE_KINDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "product": (FURNITURE_NAMES, FURNITURE_HEADING), "listing": (OTHER_PRODUCTS_NAMES, OTHER_HEADING)}
 FURNITURE_HEADING_CHARS = 80  # a longer heading is read for no furniture name
 
 
-def drop_furniture(dom: Dom, keep: list[bool], share: float = DROP_SHARE) -> list[bool]:
-    """keep without the page's furniture of other products (a new mask): the elements named so
-    (FURNITURE_NAMES, unless one holds share of the kept text), and the sections headed so
-    (FURNITURE_HEADING): the heading's parent when that holds less than share of the kept text,
-    else the nodes from the heading to the next heading as high. Two flat passes, O(n)."""
-    out = drop_named(dom, list(keep), FURNITURE_NAMES, share)
+def drop_furniture(dom: Dom, keep: list[bool], names: re.Pattern[str] = FURNITURE_NAMES,
+                   heading: re.Pattern[str] = FURNITURE_HEADING, share: float = DROP_SHARE) -> list[bool]:
+    """keep without the page's furniture (a new mask): the elements whose class/id matches names
+    (unless one holds share of the kept text), and the sections whose heading (of at most
+    FURNITURE_HEADING_CHARS) matches heading: the heading's parent when that holds less than share
+    of the kept text, else the nodes from the heading to the next heading as high. Two flat
+    passes, O(n)."""
+    out = drop_named(dom, list(keep), names, share)
     n = len(dom)
     tags, ends, texts, parent, skipped = dom.tag, dom.end, dom.text, dom.parent, dom.skipped
     kept = [0] * (n + 1)
@@ -80,7 +90,7 @@ def drop_furniture(dom: Dom, keep: list[bool], share: float = DROP_SHARE) -> lis
                 level = 0
             if not skipped[j] and ends[j] - j <= 16:
                 h = " ".join(texts[q] for q in range(j, ends[j]) if tags[q] == TEXT).strip()
-                if len(h) <= FURNITURE_HEADING_CHARS and FURNITURE_HEADING.search(h):
+                if len(h) <= FURNITURE_HEADING_CHARS and heading.search(h):
                     p = parent[j]
                     if p >= 0 and kept[ends[p]] - kept[p] < limit and tags[p] not in ("body", "main", "article"):
                         out[p:ends[p]] = [False] * (ends[p] - p)
