@@ -31,11 +31,12 @@ from .text import subtree_text
 
 LABEL_MAX = 40  # characters of a label ("Publication date", "ISBN-13", "File extension")
 LABEL_WORDS = 4
+LABEL_MIN = 2  # characters: "W: 3-1", "L: 0-2" are a match's result, not a label
 VALUE_MAX = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
 SMALL_NODES = 16  # an element read as one "Label: value" line holds at most this many nodes
 CELL_NODES = 64  # a table cell, <dt> or <dd> read for a pair holds at most this many nodes
 PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
-BOX_LEVELS = 3  # levels above a pair's box where a second pair makes both a record's (a box of boxes)
+BOX_LEVELS = 2  # levels above a pair's box where a second pair makes both a record's (a box of boxes)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
 HEADING_MAX = 150  # characters of a heading taken for the page's name
@@ -76,7 +77,8 @@ _LABEL_NAMES = re.compile(r"label|key|name|term|title|heading", re.IGNORECASE)
 _INVISIBLE = str.maketrans({"\u200e": "", "\u200f": "", "\u200b": "", "\u00a0": " ", "\ufeff": ""})
 _COLON = re.compile(r"^([^\W\d_][^:：\n]*?)\s*[:：]\s*(\S.*)$", re.DOTALL)
 _NOT_LABELS = frozenset({"http", "https", "mailto", "ftp", "tel", "note", "notes", "warning", "tip", "example",
-                         "see also", "q", "a", "question", "answer", "step"})
+                         "see also", "q", "a", "question", "answer", "step", "main article", "main articles",
+                         "further information", "further reading"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +95,7 @@ def _clean(s: str) -> str:
 
 def _pair(label: str, value: str) -> tuple[str, str] | None:
     label, value = _clean(label).rstrip(" :：-–—"), _clean(value).lstrip(" :：")
-    if not label or not value or len(label) > LABEL_MAX or len(value) > VALUE_MAX:
+    if len(label) < LABEL_MIN or not value or len(label) > LABEL_MAX or len(value) > VALUE_MAX:
         return None
     if len(label.split()) > LABEL_WORDS or label.lower() in _NOT_LABELS or not label[0].isalpha():
         return None
@@ -150,7 +152,7 @@ def _named_kind(cls: str, id_: str, role: str) -> int:
     return _FURNITURE if names.strip() and FURNITURE_NAMES.search(names) is not None else _NONE
 
 
-def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
+def _line_pair(dom: Dom, i: int, label_only: bool = False) -> tuple[str, str] | None:
     """A small element read as one pair: "Label: value" in its text, or a label element (bold,
     a label class) first and the value after it. Its nodes are looked at once before any text
     is joined: most small elements hold no block, no colon and no label first (16,918 of them on
@@ -172,7 +174,7 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
         cls = (a.get("class") or "") if a else ""
         label_first = tags[first] in _LABEL_TAGS or bool(cls and _LABEL_NAMES.search(cls)) \
             or (tags[first] == "span" and tags[i] == "li")
-    if not (colon or label_first):
+    if not (label_first or (colon and not label_only)):
         return None
     text = subtree_text(dom, i)
     if not text or len(text) > LABEL_MAX + VALUE_MAX + 4:
@@ -182,6 +184,8 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
         rest = text[len(label):] if text.startswith(label) else ""
         if label and rest.strip():
             return _pair(label, rest)
+    if label_only:
+        return None
     m = _COLON.match(text.translate(_INVISIBLE))
     return _pair(m.group(1), m.group(2)) if m else None
 
@@ -414,7 +418,8 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
                 j = ends[j]
                 continue
         elif t in _LINE_TAGS and ends[j] - j <= CELL_NODES:
-            p = _line_pair(dom, j) if ends[j] - j <= SMALL_NODES else None
+            # a table cell is a pair only behind a label element ("Star Wars: Episode IV" is a title)
+            p = _line_pair(dom, j, label_only=t == "td") if ends[j] - j <= SMALL_NODES else None
             if p is None and t in _PAIR_TAGS:
                 p = _two_pair(dom, j)
             if p is not None:
