@@ -142,14 +142,18 @@ def _box_kind(dom: Dom, i: int) -> int:
     return _named_kind(a.get("class") or "", a.get("id") or "", a.get("role") or "")
 
 
-@lru_cache(maxsize=4096)
 def _named_kind(cls: str, id_: str, role: str) -> int:
-    from .pagerules import FURNITURE_NAMES
-
     if _skip_named(f"{cls} {id_} {role}"):
         return _SKIP
-    names = f"{cls} {id_}"
-    return _FURNITURE if names.strip() and FURNITURE_NAMES.search(names) is not None else _NONE
+    return _FURNITURE if _furniture_named(cls) or (id_ and _furniture_named(id_)) else _NONE
+
+
+# class strings repeat on a page and are cached; a page's ids are mostly its own, searched once each
+@lru_cache(maxsize=4096)
+def _furniture_named(names: str) -> bool:
+    from .pagerules import FURNITURE_NAMES
+
+    return bool(names) and FURNITURE_NAMES.search(names) is not None
 
 
 def _line_pair(dom: Dom, i: int, label_only: bool = False) -> tuple[str, str] | None:
