@@ -41,7 +41,7 @@ PRODUCT_DROP = re.compile(r"(?<!p)review|rating|testimonial|disclaimer|footnote|
 # What a product page shows of OTHER products, and its rating widgets: recommendation carousels
 # ("Customers also bought", "You may also like"), related and similar items, up-sells and
 # cross-sells, ratings and reviews. Named so by class/id (FURNITURE_NAMES) or headed so
-# (FURNITURE_HEADING, read from a heading of at most records.HEADING_CHARS characters). The page's
+# (FURNITURE_HEADING, read from a heading of at most FURNITURE_HEADING_CHARS characters). The page's
 # record block (extraction.records) reads no pairs inside them ("Products: Club Price: $14.55" of
 # another book is no fact of this one).
 OTHER_PRODUCTS = (r"carousel|recommend|related|also-?(?:bought|viewed|like|purchased)|up-?sell|cross-?sell|"

@@ -11,10 +11,18 @@ behind the page's heading as one block: it names the book, it is unique to the p
 site dedup drops it only as an exact copy (chunk.dedup).
 
 One forward pass over the flat Dom (no recursion): navigation, footers, forms and banner headers
-are skipped as subtrees; a <dl> or a table is read once as a whole; any other small element
-(at most SMALL_NODES nodes, so reading its text is bounded) is read as one "Label: value" line.
-A pair is kept when its box holds another pair (same parent or grandparent) or its label is a
-known fact label, so a lone "Note: ..." in prose is no record.
+are skipped as subtrees, and so is what the page shows of other products (boxes named as
+recommendations, related items, carousels, ratings or reviews, pagerules.FURNITURE_NAMES, and
+sections headed "Customers also bought", "You may also like"...: their "Club Price: $14.55" is no
+fact of this page); a <dl> or a table is read once as a whole; an element with <br> children is
+read as lines (`<b>Publisher:</b> Zebra<br><b>ISBN-13:</b> 978...<br>` in a table cell); any
+other small element (at most SMALL_NODES nodes, so reading its text is bounded) is read as one
+"Label: value" line, or as a label element and a value element side by side (`<li><span>Brand
+</span> Acme</li>`, `<div><div>Weight</div><div>1.2 kg</div></div>`, a label beside a list of
+values). A pair is kept when its box holds another pair (the same box or up to BOX_LEVELS above
+it) or its label is a known fact label, so a lone "Note: ..." in prose is no record. Then the
+page's own schema.org item (the first JSON-LD object or microdata itemscope typed a product or
+a book) adds the properties (SCHEMA_LABELS) the boxes did not say.
 """
 from __future__ import annotations
 
@@ -45,6 +53,20 @@ FURNITURE_SHARE = 0.5  # a box named as furniture is skipped unless it holds thi
 KIND = "record"
 TAG_PATH = "record"  # the record's place for the site dedup: one per page
 
+# schema.org properties of a Product / Book (JSON-LD or microdata) and the label each is written under
+SCHEMA_LABELS = {
+    "author": "Author", "publisher": "Publisher", "isbn": "ISBN", "brand": "Brand", "manufacturer": "Manufacturer",
+    "sku": "SKU", "mpn": "MPN", "gtin": "GTIN", "gtin8": "GTIN-8", "gtin12": "UPC", "gtin13": "EAN",
+    "gtin14": "GTIN-14", "model": "Model", "productID": "Product ID", "color": "Colour", "material": "Material",
+    "numberOfPages": "Pages", "bookFormat": "Format", "bookEdition": "Edition", "datePublished": "Publication date",
+    "releaseDate": "Release date", "inLanguage": "Language", "illustrator": "Illustrator",
+    "translator": "Translator", "weight": "Weight", "size": "Size", "category": "Category",
+}
+SCHEMA_TYPES = re.compile(r"^(?:https?://schema\.org/)?(?:Product|ProductGroup|ProductModel|IndividualProduct|"
+                          r"Book|Vehicle|Car|SoftwareApplication|VideoGame|MusicAlbum|Movie)$")
+_ITEMTYPE = re.compile(r"schema\.org/(?:Product|ProductGroup|ProductModel|IndividualProduct|Book|Vehicle|Car|"
+                       r"SoftwareApplication|VideoGame|MusicAlbum|Movie)\b")
+
 # Labels that are facts on their own, without a second pair beside them.
 FACT_LABELS = frozenset({
     "author", "authors", "by", "writer", "written by", "editor", "illustrator", "translator", "narrator",
@@ -55,7 +77,7 @@ FACT_LABELS = frozenset({
     "mime type", "media type", "developer", "developed by", "genre", "category", "series", "dimensions",
     "weight", "designer", "designed by", "material", "materials", "colour", "color", "size", "capacity",
     "country of origin", "made in", "condition", "warranty", "item number", "model number", "part number",
-    "mpn", "gtin", "item model number", "manufacturer part number", "certification", "artist", "label",
+    "mpn", "gtin", "item model number", "manufacturer part number", "certification", "artist",
 })
 _SKIP_TAGS = frozenset({"nav", "footer", "form", "button", "select", "menu"})
 _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|breadcrumbs?|share|social)(?:$|[\s_-])",
@@ -72,7 +94,7 @@ _LABEL_TAGS = frozenset({"b", "strong", "th", "dt", "label", "em"})
 _PAIR_LABEL_TAGS = frozenset({"span", "div", "dt", "th", "td", "p", "label", "b", "strong", "em"})
 _PAIR_TAGS = frozenset({"li", "div", "tr", "dl", "p"})
 _HEADINGS = {"h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
-HEADING_CHARS = 80  # a longer heading is read for no furniture name
+
 _LABEL_NAMES = re.compile(r"label|key|name|term|title|heading", re.IGNORECASE)
 _INVISIBLE = str.maketrans({"\u200e": "", "\u200f": "", "\u200b": "", "\u00a0": " ", "\ufeff": ""})
 _COLON = re.compile(r"^([^\W\d_][^:：\n]*?)\s*[:：]\s*(\S.*)$", re.DOTALL)
@@ -470,25 +492,10 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
 
 
 def _furniture_heading(dom: Dom, i: int) -> bool:
-    from .pagerules import FURNITURE_HEADING
+    from .pagerules import FURNITURE_HEADING, FURNITURE_HEADING_CHARS
 
     h = subtree_text(dom, i)
-    return len(h) <= HEADING_CHARS and FURNITURE_HEADING.search(h) is not None
-
-
-# schema.org properties of a Product / Book (JSON-LD or microdata) and the label each is written under
-SCHEMA_LABELS = {
-    "author": "Author", "publisher": "Publisher", "isbn": "ISBN", "brand": "Brand", "manufacturer": "Manufacturer",
-    "sku": "SKU", "mpn": "MPN", "gtin": "GTIN", "gtin8": "GTIN-8", "gtin12": "UPC", "gtin13": "EAN",
-    "gtin14": "GTIN-14", "model": "Model", "productID": "Product ID", "color": "Colour", "material": "Material",
-    "numberOfPages": "Pages", "bookFormat": "Format", "bookEdition": "Edition", "datePublished": "Publication date",
-    "releaseDate": "Release date", "inLanguage": "Language", "illustrator": "Illustrator",
-    "translator": "Translator", "weight": "Weight", "size": "Size", "category": "Category",
-}
-SCHEMA_TYPES = re.compile(r"^(?:https?://schema\.org/)?(?:Product|ProductGroup|ProductModel|IndividualProduct|"
-                          r"Book|Vehicle|Car|SoftwareApplication|VideoGame|MusicAlbum|Movie)$")
-_ITEMTYPE = re.compile(r"schema\.org/(?:Product|ProductGroup|ProductModel|IndividualProduct|Book|Vehicle|Car|"
-                       r"SoftwareApplication|VideoGame|MusicAlbum|Movie)\b")
+    return len(h) <= FURNITURE_HEADING_CHARS and FURNITURE_HEADING.search(h) is not None
 
 
 def _schema_value(v: object) -> str:
