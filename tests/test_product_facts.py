@@ -5,14 +5,24 @@ the shop fixture's second template (details as `<b>Label:</b> value<br>` runs in
 widgets) through the crawl's pipeline defaults, and one small page per layout."""
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from blockcrawl import extract
 from blockcrawl.extraction.records import page_facts
 from blockcrawl.parse import load
 from blockcrawl.pipeline import SitePipeline
 
+from .crawlsite import Site
 from .shopsite import books, shop_routes
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _crawl(layout: str, n: int = 20) -> tuple[list, dict]:
@@ -125,3 +135,29 @@ def test_product_page_text_without_other_products():
     doc = extract(html)
     assert "boils a litre" in doc.text
     assert not re.search(r"Kettle model|Ratings", doc.text), doc.text
+
+
+@pytest.mark.slow
+def test_mixed_shop_crawled_with_the_cli_defaults(tmp_path):
+    """Both templates served over HTTP on 127.0.0.1 and crawled with `blockcrawl crawl`'s defaults:
+    the stored chunks of every book hold its facts and none of the carousel's items."""
+    catalogue = books(30)
+    site = Site(shop_routes(catalogue, "mixed")).start()
+    db = tmp_path / "shop.db"
+    try:
+        r = subprocess.run([sys.executable, "-m", "blockcrawl", "crawl", site.origin + "/", "--store", str(db),
+                            "--no-progress"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+    finally:
+        site.stop()
+    con = sqlite3.connect(db)
+    pages: dict[str, list[str]] = {}
+    for url, text in con.execute("SELECT url, text FROM chunks"):
+        pages.setdefault("/" + url.split("/", 3)[-1], []).append(text)
+    con.close()
+    for b in catalogue:
+        text = "\n".join(pages.get(f"/{b.slug}", []))
+        for fact in (b.author, b.publisher, b.isbn, b.published):
+            assert fact in text, (b.slug, fact)
+        assert "Products:" not in text and "Overview:" not in text, b.slug
