@@ -118,6 +118,14 @@ def test_other_products_give_no_facts():
     assert _facts(page.format(named)) == []
     assert _facts(page.format(headed)) == []
     assert _facts(page.format(flat)) == [("Format", "Paperback"), ("Pages", "312")]
+    # a list of customer reviews is furniture; a review article's own box of specifications is not
+    reviews = ("<div class='reviews'>" + "".join(
+        f"<div class='review-item'><div><b>Reviewed by:</b> Buyer {i}</div><div><b>Location:</b> Leeds</div></div>"
+        for i in range(3)) + "</div>")
+    specs = ("<div class='review-specs'><ul><li><b>Processor:</b> AMD Ryzen 5</li><li><b>Memory:</b> 16GB DDR5</li>"
+             "</ul></div>")
+    assert _facts(page.format(reviews)) == []
+    assert _facts(page.format(specs)) == [("Processor", "AMD Ryzen 5"), ("Memory", "16GB DDR5")]
 
 
 def test_product_page_text_without_other_products():

@@ -48,6 +48,14 @@ OTHER_PRODUCTS = (r"carousel|recommend|related|also-?(?:bought|viewed|like|purch
                   r"similar|recently-?viewed|bought-?together")
 OTHER_PRODUCTS_NAMES = re.compile(OTHER_PRODUCTS, re.I)
 FURNITURE_NAMES = re.compile(OTHER_PRODUCTS + r"|(?<!p)review|rating|testimonial", re.I)
+# The record block's furniture: as FURNITURE_NAMES, but of reviews only their lists and widgets
+# ("reviews", "review-list", "customer-review"): a review article's own box ("review-specs",
+# "review-summary": Processor, Memory, Dimensions...) holds the facts it reviews. On wcxb-dev, any
+# "review" name kept 33 pages' pairs out, most of them gold facts of review articles; these names
+# 11, the pairs of review articles back and the reviewers of product pages still out.
+RECORD_FURNITURE_NAMES = re.compile(
+    OTHER_PRODUCTS + r"|rating|testimonial|reviews|(?:customer|user|product)-?review|"
+    r"review-?(?:list|item|widget|container|section|block|content|wrapper|body|stars)", re.I)
 OTHER_PRODUCTS_HEADING = (
     r"\b(?:also\s+(?:bought|viewed|like|love|enjoy|purchased)|(?:customers|people|shoppers)\s+who\b|"
     r"you\s+(?:may|might|will|could)\s+(?:also\s+)?(?:like|love|enjoy|need)|related\s+(?:products|items|books|titles)|"
