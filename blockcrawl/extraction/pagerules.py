@@ -74,6 +74,22 @@ FURNITURE_KINDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
 FURNITURE_HEADING_CHARS = 80  # a longer heading is read for no furniture name
 
 
+def one_product(dom: Dom) -> bool:
+    """The page declares exactly one product or book in its JSON-LD (records.SCHEMA_TYPES): a
+    product page, whatever its shape (a listing's items are an ItemList or several products)."""
+    from .jsonld import ld_values, walk
+    from .records import SCHEMA_TYPES
+
+    n = 0
+    for d in walk(ld_values(dom)):
+        t = d.get("@type")
+        if any(isinstance(x, str) and SCHEMA_TYPES.match(x) for x in (t if isinstance(t, list) else [t])):
+            n += 1
+            if n > 1:
+                return False
+    return n == 1
+
+
 def drop_furniture(dom: Dom, keep: list[bool], names: re.Pattern[str] = FURNITURE_NAMES,
                    heading: re.Pattern[str] = FURNITURE_HEADING, share: float = DROP_SHARE) -> list[bool]:
     """keep without the page's furniture (a new mask): the elements whose class/id matches names
