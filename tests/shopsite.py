@@ -3,6 +3,11 @@ breadcrumbs, a "customers also bought" box, a footer with the shop's contact fac
 blurb and a product-details box (Author, Publisher, ISBN-13, Publication date, Pages; the
 publishers shared between books), and category listings whose cards repeat each book's lead
 paragraph under its title, as the book's page does (the same block text, in another place).
+A second product template (layout "table", or "mixed": the two alternate) is the layout of a shop
+whose details box is a run of `<b>Label:</b> value<br>` lines inside a table cell, under rating
+widgets, beside a "Customers also bought" carousel of other books (each with its club price and its
+rating count) and a "You may also like" strip: the facts are the page's own, the carousel items
+and ratings are furniture.
 Titles, names and text are generated here (no third-party content)."""
 from __future__ import annotations
 
@@ -108,6 +113,45 @@ def product_page(b: Book, others: list[Book]) -> str:
     return _template(f"{b.title} by {b.author} | Lantern Lane Books", body)
 
 
+def _ratings(b: Book) -> int:
+    return 3 + sum(map(ord, b.slug)) % 40
+
+
+def product_page_table(b: Book, others: list[Book]) -> str:
+    """The second template: a layout table, the details as <b>Label:</b> value<br> runs in a cell."""
+    def item(o: Book) -> str:
+        return (f'<div class="carousel-item"><a href="/{o.slug}"><img src="/covers/{o.slug}.jpg" alt=""></a>'
+                f'<div class="item-title"><a href="/{o.slug}">{o.title}</a></div>'
+                f'<div class="item-author">{o.author}</div>'
+                f'<div class="item-price"><span class="label">Products:</span> Club Price: {o.price}</div>'
+                f'<div class="item-rating"><span class="label">Overview:</span> {_ratings(o)} Ratings</div>'
+                f'<button>Add to basket</button></div>')
+    carousel = "".join(item(o) for o in others)
+    strip = "".join(f'<li><a href="/{o.slug}">{o.title}</a> <span class="stars">★★★★☆</span> '
+                    f'<span class="price">{o.price}</span></li>' for o in reversed(others))
+    body = f"""<div class="breadcrumbs"><a href="/">Home</a> / <a href="/category/{b.category}">{b.category.title()}</a></div>
+<table class="product-layout" width="100%"><tr>
+<td class="cover" valign="top"><img src="/covers/{b.slug}.jpg" alt="{b.title}"></td>
+<td class="info" valign="top"><h1>{b.title}</h1>
+<div class="contributors">by <a href="/author/{b.slug}">{b.author}</a> (Author)</div>
+<div class="rating-summary"><span class="stars">★★★★☆</span> <a href="#reviews">{_ratings(b)} Ratings</a>
+<span>Write a review</span></div>
+<div class="price-box"><span class="our-price">{b.price}</span> <span>Club Price: {b.price}</span>
+<button>Add to basket</button></div>
+<p>{b.blurb[0]}</p><p>{b.blurb[1]}</p></td></tr>
+<tr><td></td><td class="details" valign="top"><h2>Product details</h2>
+<b>Publisher:</b> {b.publisher}<br><b>ISBN-13:</b> {b.isbn}<br><b>Publication date:</b> {b.published}<br>
+<b>Pages:</b> {b.pages}<br><b>Format:</b> Paperback<br></td></tr></table>
+<div class="carousel recommendations"><h3>Customers also bought</h3><div class="carousel-track">{carousel}</div>
+<button class="prev">&lt;</button><button class="next">&gt;</button></div>
+<div class="related"><h3>You may also like</h3><ul>{strip}</ul></div>"""
+    ld = (f'<script type="application/ld+json">{{"@context": "https://schema.org", "@type": "Book", '
+          f'"name": "{b.title}", "author": {{"@type": "Person", "name": "{b.author}"}}, '
+          f'"aggregateRating": {{"@type": "AggregateRating", "ratingValue": "4.1", "ratingCount": "{_ratings(b)}"}}}}'
+          '</script>')
+    return _template(f"{b.title} by {b.author} | Lantern Lane Books", ld + body)
+
+
 def listing_page(category: str, items: list[Book]) -> str:
     cards = "".join(f'<div class="card"><h3><a href="/{b.slug}">{b.title}</a></h3><p class="teaser">{b.blurb[0]}</p>'
                     f'<span class="price">{b.price}</span></div>' for b in items)
@@ -115,7 +159,14 @@ def listing_page(category: str, items: list[Book]) -> str:
                      f"<h1>{category.title()}</h1><div class=\"cards\">{cards}</div>")
 
 
-def shop_routes(catalogue: list[Book]) -> dict[str, Route]:
+LAYOUTS = ("list", "table", "mixed")
+
+
+def shop_routes(catalogue: list[Book], layout: str = "list") -> dict[str, Route]:
+    """The shop's routes; layout: its product template, "list" (a details list), "table" (the
+    second template) or "mixed" (even books the first, odd books the second)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
     r = {"/robots.txt": Route("User-agent: *\nAllow: /\n", ctype="text/plain")}
     home = "".join(f'<li><a href="/category/{c}">{c.title()}</a></li>' for c in CATEGORIES)
     r["/"] = Route(_template("Lantern Lane Books", f"<h1>Welcome</h1><p>Books chosen by people who read them.</p>"
@@ -125,5 +176,6 @@ def shop_routes(catalogue: list[Book]) -> dict[str, Route]:
     n = len(catalogue)
     for i, b in enumerate(catalogue):
         others = [catalogue[(i + k) % n] for k in (1, 7, 13, 19)]
-        r[f"/{b.slug}"] = Route(product_page(b, others))
+        second = layout == "table" or (layout == "mixed" and i % 2 == 1)
+        r[f"/{b.slug}"] = Route((product_page_table if second else product_page)(b, others))
     return r

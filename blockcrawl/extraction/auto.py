@@ -231,6 +231,10 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 
         if kind in pagerules.SERVICE_KINDS:
             keep = pagerules.service(dom, keep)
+        if kind in pagerules.FURNITURE_KINDS:
+            # a page typed listing that declares one product is a product page: its ratings go too
+            rules = "product" if kind == "listing" and pagerules.one_product(dom) else kind
+            keep = pagerules.drop_furniture(dom, keep, *pagerules.FURNITURE_KINDS[rules])
     return keep
 
 

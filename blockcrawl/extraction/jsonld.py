@@ -54,8 +54,13 @@ def parse_scripts(raws: list[str]) -> list[object]:
 
 def ld_values(dom: Dom) -> list[object]:
     """The parsed JSON-LD values of the page (one per script that parses), in page order."""
-    return parse_scripts([script_text(dom, i) for i in range(len(dom)) if dom.tag[i] == "script"
-                          and is_ld_script(dom, i)])
+    raws: list[str] = []
+    i = dom.find("script")  # list.index: a C loop to each <script>
+    while i >= 0:
+        if is_ld_script(dom, i):
+            raws.append(script_text(dom, i))
+        i = dom.find("script", i + 1)
+    return parse_scripts(raws)
 
 
 def walk(values: list[object], limit: int = MAX_NODES) -> Iterator[dict[str, object]]:

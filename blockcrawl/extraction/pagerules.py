@@ -38,6 +38,98 @@ DROP_SHARE = 0.8
 # pages, each alone: reviews +.011, questions +.008, disclaimers +.004 word F1.
 PRODUCT_DROP = re.compile(r"(?<!p)review|rating|testimonial|disclaimer|footnote|questions|\bqa\b|"
                           r"q-?and-?a", re.I)
+# What a product page shows of OTHER products, and its rating widgets: recommendation carousels
+# ("Customers also bought", "You may also like"), related and similar items, up-sells and
+# cross-sells, ratings and reviews. Named so by class/id (FURNITURE_NAMES) or headed so
+# (FURNITURE_HEADING, read from a heading of at most FURNITURE_HEADING_CHARS characters). The page's
+# record block (extraction.records) reads no pairs inside them ("Products: Club Price: $14.55" of
+# another book is no fact of this one).
+OTHER_PRODUCTS = (r"carousel|recommend|related|also-?(?:bought|viewed|like|purchased)|up-?sell|cross-?sell|"
+                  r"similar|recently-?viewed|bought-?together")
+OTHER_PRODUCTS_NAMES = re.compile(OTHER_PRODUCTS, re.I)
+FURNITURE_NAMES = re.compile(OTHER_PRODUCTS + r"|(?<!p)review|rating|testimonial", re.I)
+# The record block's furniture: as FURNITURE_NAMES, but of reviews only their lists and widgets
+# ("reviews", "review-list", "customer-review"): a review article's own box ("review-specs",
+# "review-summary": Processor, Memory, Dimensions...) holds the facts it reviews. On wcxb-dev, any
+# "review" name kept 33 pages' pairs out, most of them gold facts of review articles; these names
+# 11, the pairs of review articles back and the reviewers of product pages still out.
+RECORD_FURNITURE_NAMES = re.compile(
+    OTHER_PRODUCTS + r"|rating|testimonial|reviews|(?:customer|user|product)-?review|"
+    r"review-?(?:list|item|widget|container|section|block|content|wrapper|body|stars)", re.I)
+OTHER_PRODUCTS_HEADING = (
+    r"\b(?:also\s+(?:bought|viewed|like|love|enjoy|purchased)|(?:customers|people|shoppers)\s+who\b|"
+    r"you\s+(?:may|might|will|could)\s+(?:also\s+)?(?:like|love|enjoy|need)|related\s+(?:products|items|books|titles)|"
+    r"similar\s+(?:products|items|books|titles)|recommended\s+(?:for\s+you|products|items|books)|"
+    r"frequently\s+bought|bought\s+together|recently\s+viewed|more\s+(?:items|products|books)\s+(?:from|by|like)|"
+    r"complete\s+the\s+look|pairs\s+well\s+with)\b")
+FURNITURE_HEADING = re.compile(OTHER_PRODUCTS_HEADING + r"|\b(?:customer\s+reviews|ratings?\s+(?:&|and)\s+reviews)\b",
+                               re.I)
+OTHER_HEADING = re.compile(OTHER_PRODUCTS_HEADING, re.I)
+# The page types whose mask loses those boxes and sections (drop_furniture), and which: on a
+# product page all of it; on a listing only the other products' boxes and sections, as a
+# listing's items carry their own ratings (a film list's "7.9 (76K)"). The record block
+# (extraction.records) reads no pairs inside any of them, on any page.
+FURNITURE_KINDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "product": (FURNITURE_NAMES, FURNITURE_HEADING), "listing": (OTHER_PRODUCTS_NAMES, OTHER_HEADING)}
+FURNITURE_HEADING_CHARS = 80  # a longer heading is read for no furniture name
+
+
+def one_product(dom: Dom) -> bool:
+    """The page declares exactly one product or book in its JSON-LD (records.SCHEMA_TYPES): a
+    product page, whatever its shape (a listing's items are an ItemList or several products)."""
+    from .jsonld import ld_values, walk
+    from .records import SCHEMA_TYPES
+
+    n = 0
+    for d in walk(ld_values(dom)):
+        t = d.get("@type")
+        if any(isinstance(x, str) and SCHEMA_TYPES.match(x) for x in (t if isinstance(t, list) else [t])):
+            n += 1
+            if n > 1:
+                return False
+    return n == 1
+
+
+def drop_furniture(dom: Dom, keep: list[bool], names: re.Pattern[str] = FURNITURE_NAMES,
+                   heading: re.Pattern[str] = FURNITURE_HEADING, share: float = DROP_SHARE) -> list[bool]:
+    """keep without the page's furniture (a new mask): the elements whose class/id matches names
+    (unless one holds share of the kept text), and the sections whose heading (of at most
+    FURNITURE_HEADING_CHARS) matches heading: the heading's parent when that holds less than share
+    of the kept text, else the nodes from the heading to the next heading as high. Two flat
+    passes, O(n)."""
+    out = drop_named(dom, list(keep), names, share)
+    n = len(dom)
+    tags, ends, texts, parent, skipped = dom.tag, dom.end, dom.text, dom.parent, dom.skipped
+    kept = [0] * (n + 1)
+    for j in range(n):
+        kept[j + 1] = kept[j] + (len(texts[j].strip()) if out[j] and tags[j] == TEXT else 0)
+    limit = share * kept[n]
+    level = 0  # inside a flat section under a furniture heading: its level
+    j = 0
+    while j < n:
+        t = tags[j]
+        if t in _LEVELS:
+            lv = _LEVELS[t]
+            if level and lv <= level:
+                level = 0
+            if not skipped[j] and ends[j] - j <= 16:
+                h = " ".join(texts[q] for q in range(j, ends[j]) if tags[q] == TEXT).strip()
+                if len(h) <= FURNITURE_HEADING_CHARS and heading.search(h):
+                    p = parent[j]
+                    if p >= 0 and kept[ends[p]] - kept[p] < limit and tags[p] not in ("body", "main", "article"):
+                        out[p:ends[p]] = [False] * (ends[p] - p)
+                        j = ends[p]
+                        continue
+                    level = lv
+        if level:
+            out[j] = False
+        j += 1
+    return out
+
+
+_LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+
+
 # A documentation page's furniture inside its <main>: the "last modified" line, the page footer
 # and its "was this helpful?" box, prev/next links, breadcrumbs, the table of contents ("on this
 # page") and edit links. wcxb-dev documentation pages typed so: .932 -> .935 (no site fold loses).

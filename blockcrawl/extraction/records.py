@@ -11,10 +11,18 @@ behind the page's heading as one block: it names the book, it is unique to the p
 site dedup drops it only as an exact copy (chunk.dedup).
 
 One forward pass over the flat Dom (no recursion): navigation, footers, forms and banner headers
-are skipped as subtrees; a <dl> or a table is read once as a whole; any other small element
-(at most SMALL_NODES nodes, so reading its text is bounded) is read as one "Label: value" line.
-A pair is kept when its box holds another pair (same parent or grandparent) or its label is a
-known fact label, so a lone "Note: ..." in prose is no record.
+are skipped as subtrees, and so is what the page shows of other products (boxes named as
+recommendations, related items, carousels, ratings or review lists, pagerules.RECORD_FURNITURE_NAMES, and
+sections headed "Customers also bought", "You may also like"...: their "Club Price: $14.55" is no
+fact of this page); a <dl> or a table is read once as a whole; an element with <br> children is
+read as lines (`<b>Publisher:</b> Zebra<br><b>ISBN-13:</b> 978...<br>` in a table cell); any
+other small element (at most SMALL_NODES nodes, so reading its text is bounded) is read as one
+"Label: value" line, or as a label element and a value element side by side (`<li><span>Brand
+</span> Acme</li>`, `<div><div>Weight</div><div>1.2 kg</div></div>`, a label beside a list of
+values). A pair is kept when its box holds another pair (the same box or up to BOX_LEVELS above
+it) or its label is a known fact label, so a lone "Note: ..." in prose is no record. Then the
+page's own schema.org item (the first JSON-LD object or microdata itemscope typed a product or
+a book) adds the properties (SCHEMA_LABELS) the boxes did not say.
 """
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
 
 from ..hashing import text_hash
 from ..parse import TEXT, Dom
@@ -30,15 +39,33 @@ from .text import subtree_text
 
 LABEL_MAX = 40  # characters of a label ("Publication date", "ISBN-13", "File extension")
 LABEL_WORDS = 4
+LABEL_MIN = 2  # characters: "W: 3-1", "L: 0-2" are a match's result, not a label
 VALUE_MAX = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
 SMALL_NODES = 16  # an element read as one "Label: value" line holds at most this many nodes
 CELL_NODES = 64  # a table cell, <dt> or <dd> read for a pair holds at most this many nodes
 PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
+BOX_LEVELS = 2  # levels above a pair's box where a second pair makes both a record's (a box of boxes)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
 HEADING_MAX = 150  # characters of a heading taken for the page's name
+RUN_NODES = 600  # an element read as <b>Label:</b> value<br> lines holds at most this many nodes
+FURNITURE_SHARE = 0.5  # a box named as furniture is skipped unless it holds this share of the page
 KIND = "record"
 TAG_PATH = "record"  # the record's place for the site dedup: one per page
+
+# schema.org properties of a Product / Book (JSON-LD or microdata) and the label each is written under
+SCHEMA_LABELS = {
+    "author": "Author", "publisher": "Publisher", "isbn": "ISBN", "brand": "Brand", "manufacturer": "Manufacturer",
+    "sku": "SKU", "mpn": "MPN", "gtin": "GTIN", "gtin8": "GTIN-8", "gtin12": "UPC", "gtin13": "EAN",
+    "gtin14": "GTIN-14", "model": "Model", "productID": "Product ID", "color": "Colour", "material": "Material",
+    "numberOfPages": "Pages", "bookFormat": "Format", "bookEdition": "Edition", "datePublished": "Publication date",
+    "releaseDate": "Release date", "inLanguage": "Language", "illustrator": "Illustrator",
+    "translator": "Translator", "weight": "Weight", "size": "Size", "category": "Category",
+}
+SCHEMA_TYPES = re.compile(r"^(?:https?://schema\.org/)?(?:Product|ProductGroup|ProductModel|IndividualProduct|"
+                          r"Book|Vehicle|Car|SoftwareApplication|VideoGame|MusicAlbum|Movie)$")
+_ITEMTYPE = re.compile(r"schema\.org/(?:Product|ProductGroup|ProductModel|IndividualProduct|Book|Vehicle|Car|"
+                       r"SoftwareApplication|VideoGame|MusicAlbum|Movie)\b")
 
 # Labels that are facts on their own, without a second pair beside them.
 FACT_LABELS = frozenset({
@@ -48,7 +75,9 @@ FACT_LABELS = frozenset({
     "sku", "asin", "edition", "format", "pages", "print length", "language", "licence", "license",
     "price", "brand", "manufacturer", "model", "version", "extension", "extensions", "file extension",
     "mime type", "media type", "developer", "developed by", "genre", "category", "series", "dimensions",
-    "weight",
+    "weight", "designer", "designed by", "material", "materials", "colour", "color", "size", "capacity",
+    "country of origin", "made in", "condition", "warranty", "item number", "model number", "part number",
+    "mpn", "gtin", "item model number", "manufacturer part number", "certification", "artist",
 })
 _SKIP_TAGS = frozenset({"nav", "footer", "form", "button", "select", "menu"})
 _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|breadcrumbs?|share|social)(?:$|[\s_-])",
@@ -56,15 +85,22 @@ _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|
 # Containers whose class/id may name them navigation, a footer, a cookie banner
 _NAMED_BOXES = frozenset({"div", "ul", "ol", "section", "aside", "header", "table", "dl", "main", "article"})
 # Elements read as one line (table rows: _table_pairs; a <span> line sits in one of these)
-_LINE_TAGS = frozenset({"li", "p", "div", "section"})
+_LINE_TAGS = frozenset({"li", "p", "div", "section", "td"})
 _BLOCK_TAGS = frozenset({"div", "p", "li", "ul", "ol", "dl", "table", "tr", "section", "article", "br", "hr",
                          "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "form"})
 _LABEL_TAGS = frozenset({"b", "strong", "th", "dt", "label", "em"})
+# A plain <span> (or <div>) opening a line is its label when the line is `<li><span>Label</span> value
+# </li>` or `<div><div>Label</div><div>Value</div></div>`: the two-part shapes shops write
+_PAIR_LABEL_TAGS = frozenset({"span", "div", "dt", "th", "td", "p", "label", "b", "strong", "em"})
+_PAIR_TAGS = frozenset({"li", "div", "tr", "dl", "p"})
+_HEADINGS = {"h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+
 _LABEL_NAMES = re.compile(r"label|key|name|term|title|heading", re.IGNORECASE)
 _INVISIBLE = str.maketrans({"\u200e": "", "\u200f": "", "\u200b": "", "\u00a0": " ", "\ufeff": ""})
 _COLON = re.compile(r"^([^\W\d_][^:：\n]*?)\s*[:：]\s*(\S.*)$", re.DOTALL)
 _NOT_LABELS = frozenset({"http", "https", "mailto", "ftp", "tel", "note", "notes", "warning", "tip", "example",
-                         "see also", "q", "a", "question", "answer", "step"})
+                         "see also", "q", "a", "question", "answer", "step", "main article", "main articles",
+                         "further information", "further reading"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +117,7 @@ def _clean(s: str) -> str:
 
 def _pair(label: str, value: str) -> tuple[str, str] | None:
     label, value = _clean(label).rstrip(" :：-–—"), _clean(value).lstrip(" :：")
-    if not label or not value or len(label) > LABEL_MAX or len(value) > VALUE_MAX:
+    if len(label) < LABEL_MIN or not value or len(label) > LABEL_MAX or len(value) > VALUE_MAX:
         return None
     if len(label.split()) > LABEL_WORDS or label.lower() in _NOT_LABELS or not label[0].isalpha():
         return None
@@ -111,7 +147,38 @@ def _skip_named(names: str) -> bool:
     return bool(names.strip()) and (_SKIP_NAMES.search(names) is not None or "navigation" in names.lower())
 
 
-def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
+_NONE, _SKIP, _FURNITURE = 0, 1, 2
+
+
+def _box_kind(dom: Dom, i: int) -> int:
+    """_SKIP for what _skipped_box skips, _FURNITURE for a container named as other products'
+    furniture (pagerules.RECORD_FURNITURE_NAMES), else _NONE: the names are joined and searched once."""
+    t = dom.tag[i]
+    if t in _SKIP_TAGS:
+        return _SKIP
+    if t not in _NAMED_BOXES:
+        return _NONE
+    a = dom.attrs[i]
+    if not a:
+        return _NONE
+    return _named_kind(a.get("class") or "", a.get("id") or "", a.get("role") or "")
+
+
+def _named_kind(cls: str, id_: str, role: str) -> int:
+    if _skip_named(f"{cls} {id_} {role}"):
+        return _SKIP
+    return _FURNITURE if _furniture_named(cls) or (id_ and _furniture_named(id_)) else _NONE
+
+
+# class strings repeat on a page and are cached; a page's ids are mostly its own, searched once each
+@lru_cache(maxsize=4096)
+def _furniture_named(names: str) -> bool:
+    from .pagerules import RECORD_FURNITURE_NAMES
+
+    return bool(names) and RECORD_FURNITURE_NAMES.search(names) is not None
+
+
+def _line_pair(dom: Dom, i: int, label_only: bool = False) -> tuple[str, str] | None:
     """A small element read as one pair: "Label: value" in its text, or a label element (bold,
     a label class) first and the value after it. Its nodes are looked at once before any text
     is joined: most small elements hold no block, no colon and no label first (16,918 of them on
@@ -131,8 +198,9 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
     if first < ends[i] and tags[first] != TEXT:
         a = dom.attrs[first]
         cls = (a.get("class") or "") if a else ""
-        label_first = tags[first] in _LABEL_TAGS or bool(cls and _LABEL_NAMES.search(cls))
-    if not (colon or label_first):
+        label_first = tags[first] in _LABEL_TAGS or bool(cls and _LABEL_NAMES.search(cls)) \
+            or (tags[first] == "span" and tags[i] == "li")
+    if not (label_first or (colon and not label_only)):
         return None
     text = subtree_text(dom, i)
     if not text or len(text) > LABEL_MAX + VALUE_MAX + 4:
@@ -142,8 +210,104 @@ def _line_pair(dom: Dom, i: int) -> tuple[str, str] | None:
         rest = text[len(label):] if text.startswith(label) else ""
         if label and rest.strip():
             return _pair(label, rest)
+    if label_only:
+        return None
     m = _COLON.match(text.translate(_INVISIBLE))
     return _pair(m.group(1), m.group(2)) if m else None
+
+
+def _run_pairs(dom: Dom, i: int) -> list[tuple[str, str, int]]:
+    """The pairs of an element written as lines split by <br>: `<b>Publisher:</b> Zebra<br><b>ISBN-13:</b>
+    978...<br>` (a details box in a table cell, a <div> or a <p>). Only its children are read, each
+    once: a line is the inline children between two <br>s or block children; it is a pair when it
+    opens with a label element (bold, a label class) or reads "Label: value". [] when the element
+    has no <br> child or is bigger than RUN_NODES."""
+    tags, ends, texts = dom.tag, dom.end, dom.text
+    if ends[i] - i > RUN_NODES:
+        return []
+    out: list[tuple[str, str, int]] = []
+    line: list[int] = []
+    brs = 0
+
+    def close() -> None:
+        if not line:
+            return
+        first = next((k for k in line if tags[k] != TEXT or texts[k].strip()), -1)
+        if first >= 0:
+            parts = [texts[k] if tags[k] == TEXT else subtree_text(dom, k) for k in line]
+            text = " ".join(" ".join(parts).split())
+            p = None
+            if tags[first] != TEXT and (tags[first] in _LABEL_TAGS or _label_class(dom, first)):
+                label = " ".join(parts[line.index(first)].split())
+                if label and text.startswith(label):
+                    p = _pair(label, text[len(label):])
+            if p is None and len(text) <= LABEL_MAX + VALUE_MAX + 4:
+                m = _COLON.match(text.translate(_INVISIBLE))
+                p = _pair(m.group(1), m.group(2)) if m else None
+            if p is not None:
+                out.append((p[0], p[1], line[0]))
+        line.clear()
+
+    k, stop = i + 1, ends[i]
+    while k < stop:
+        t = tags[k]
+        if t == "br":
+            brs += 1
+            close()
+        elif t in _BLOCK_TAGS:
+            close()
+        elif t == TEXT or ends[k] - k <= SMALL_NODES:
+            line.append(k)
+        else:
+            close()
+        k = ends[k] if t != TEXT else k + 1
+    close()
+    return out if brs else []
+
+
+def _label_class(dom: Dom, k: int) -> bool:
+    a = dom.attrs[k]
+    cls = (a.get("class") or "") if a else ""
+    return bool(cls and _LABEL_NAMES.search(cls))
+
+
+def _two_pair(dom: Dom, i: int) -> tuple[str, str] | None:
+    """An element of two small children and no text of its own, the first a short label:
+    `<div class="row"><div>Weight</div><div>1.2 kg</div></div>`, `<li><span>Brand</span><span>Acme
+    </span></li>`; the second may be a list of values (`<span>Genre</span><ul><li>Action</li>...
+    </ul>`, read "Action, Adventure"). At most CELL_NODES nodes, each looked at once or twice."""
+    tags, ends, texts = dom.tag, dom.end, dom.text
+    if ends[i] - i > CELL_NODES:
+        return None
+    kids: list[int] = []
+    k, stop = i + 1, ends[i]
+    while k < stop:
+        if tags[k] == TEXT:
+            if texts[k].strip():
+                return None
+            k += 1
+            continue
+        kids.append(k)
+        if len(kids) > 2:
+            return None
+        k = ends[k]
+    if len(kids) != 2 or tags[kids[0]] not in _PAIR_LABEL_TAGS or tags[kids[1]] in _HEADINGS:
+        return None
+    label, second = kids
+    if any(tags[q] in _BLOCK_TAGS for q in range(label + 1, ends[label])) \
+            or sum(tags[q] == TEXT and bool(texts[q].strip()) for q in range(label, ends[label])) != 1:
+        return None  # a label is one piece of text ("Brand", not "Brand Acme" of a row, or a box of rows)
+    if tags[second] in ("ul", "ol"):  # a list of values, one item each
+        items = dom.children(second)
+        if any(tags[q] != "li" and tags[q] != TEXT for q in items) or any(
+                tags[q] in _BLOCK_TAGS for li in items if tags[li] == "li" for q in range(li + 1, ends[li])):
+            return None
+        value = ", ".join(v for li in items if tags[li] == "li" and (v := _clean(subtree_text(dom, li))))
+    elif any(tags[q] in _BLOCK_TAGS for q in range(second + 1, ends[second])):
+        return None
+    else:
+        value = subtree_text(dom, second)
+    return _pair(subtree_text(dom, label), value)
 
 
 def _small(dom: Dom, i: int) -> bool:
@@ -241,14 +405,30 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
     root = dom.body() if start is None else start
     found: list[tuple[str, str, int, int]] = []
     main_end = -1  # end of the <main>/<article> being read: a <header> inside it is the article's
+    furniture_max = FURNITURE_SHARE * (ends[root] - root)
+    reco_level = 0  # inside a flat run of nodes under a furniture heading ("You may also like"), its level
+    # the elements with a <br> child: the only ones read as lines split by <br> (a C loop finds them)
+    br_parents = {parent[k] for k in compress(range(len(tags)), map("br".__eq__, tags))}
     j, stop = root, ends[root]
     while j < stop:
         t = tags[j]
         if t not in _ASKED:  # text, inline markup, images: most nodes, one set lookup each
             j += 1
             continue
-        if skipped[j] or ((t in _SKIP_TAGS or t in _NAMED_BOXES) and _skipped_box(dom, j)) \
-                or (t == "header" and j >= main_end):
+        if t in _HEADINGS:
+            level = _HEADINGS[t]
+            if reco_level and level <= reco_level:
+                reco_level = 0
+            if not skipped[j] and ends[j] - j <= SMALL_NODES and _furniture_heading(dom, j):
+                box = parent[j]
+                if box > root and ends[box] - box <= furniture_max and tags[box] not in ("main", "article", "body"):
+                    j = ends[box]  # the heading's box: a carousel, a strip of other products
+                else:
+                    reco_level, j = level, ends[j]  # a flat page: up to the next heading as high
+                continue
+        kind = _box_kind(dom, j) if t in _SKIP_TAGS or t in _NAMED_BOXES else _NONE
+        if reco_level or skipped[j] or kind == _SKIP or (t == "header" and j >= main_end) \
+                or (kind == _FURNITURE and ends[j] - j <= furniture_max):
             j = ends[j]
             continue
         if t in ("main", "article"):
@@ -263,37 +443,113 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
                 found += [(lab, v, n, j) for lab, v, n in pairs]
                 j = ends[j]
                 continue
-        elif t in _LINE_TAGS and ends[j] - j <= SMALL_NODES:
-            p = _line_pair(dom, j)
+        elif t in _LINE_TAGS and ends[j] - j <= CELL_NODES:
+            # a table cell is a pair only behind a label element ("Star Wars: Episode IV" is a title)
+            p = _line_pair(dom, j, label_only=t == "td") if ends[j] - j <= SMALL_NODES else None
+            if p is None and t in _PAIR_TAGS:
+                p = _two_pair(dom, j)
             if p is not None:
                 found.append((p[0], p[1], j, parent[j]))
                 j = ends[j]
                 continue
+        if t in _RUN_TAGS and j in br_parents:
+            found += [(lab, v, n, j) for lab, v, n in _run_pairs(dom, j)]
         j += 1
-    # a pair stands when its box holds another pair (same parent, or one level up: each line of
-    # a box in a <div> of its own), or when its label is a fact on its own
+    # a pair stands when its box holds another pair (the same box, or one of BOX_LEVELS levels up:
+    # each line of a box in a <div> of its own, each <dl> of one pair in a column of a row), or
+    # when its label is a fact on its own
     per_box: dict[int, int] = {}
+    chains: list[list[int]] = []
     for _, _, _, box in found:
-        per_box[box] = per_box.get(box, 0) + 1
-        up = parent[box] if box >= 0 else -1
-        if up >= 0:
-            per_box[-2 - up] = per_box.get(-2 - up, 0) + 1
+        chain = [box]
+        while len(chain) <= BOX_LEVELS and chain[-1] >= 0:
+            chain.append(parent[chain[-1]])
+        chain = [b for b in chain if b >= 0]
+        chains.append(chain)
+        for b in chain:
+            per_box[b] = per_box.get(b, 0) + 1
     out: list[Fact] = []
     labels: set[str] = set()
-    for lab, v, n, box in found:
-        up = parent[box] if box >= 0 else -1
-        if per_box[box] < 2 and (up < 0 or per_box[-2 - up] < 2) and lab.lower() not in FACT_LABELS:
+    for (lab, v, n, box), chain in zip(found, chains):
+        if all(per_box[b] < 2 for b in chain) and lab.lower() not in FACT_LABELS:
             continue
         if lab.lower() in labels:
             continue
         labels.add(lab.lower())
         out.append(Fact(lab, v, n, box))
         if len(out) == PAIRS_MAX:
-            break
+            return out
+    if start is None:  # the page's declared properties its boxes do not already say
+        values = " ".join(f.value.lower() for f in out)
+        for lab, v in schema_facts(dom):
+            if lab.lower() in labels or v.lower() in values:
+                continue
+            labels.add(lab.lower())
+            out.append(Fact(lab, v, -1, -1))
+            if len(out) == PAIRS_MAX:
+                break
     return out
 
 
-_ASKED = _SKIP_TAGS | _NAMED_BOXES | _LINE_TAGS | {"header", "main", "article", "dl", "table"}
+def _furniture_heading(dom: Dom, i: int) -> bool:
+    from .pagerules import FURNITURE_HEADING, FURNITURE_HEADING_CHARS
+
+    h = subtree_text(dom, i)
+    return len(h) <= FURNITURE_HEADING_CHARS and FURNITURE_HEADING.search(h) is not None
+
+
+def _schema_value(v: object) -> str:
+    """A property's text: a string or number, an object's name, a list's first such value."""
+    if isinstance(v, list):
+        v = v[0] if v else None
+    if isinstance(v, dict):
+        v = v.get("name")
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        return ""
+    return _clean(str(v))
+
+
+def schema_facts(dom: Dom) -> list[tuple[str, str]]:
+    """(label, value) of the page's own item: the first JSON-LD object typed a product or book
+    (SCHEMA_TYPES), then the properties of the first microdata itemscope so typed (its own, not
+    those of an item nested in it). Values are bounded by _pair (VALUE_MAX)."""
+    from .jsonld import ld_values, walk
+
+    out: list[tuple[str, str]] = []
+    for d in walk(ld_values(dom)):
+        t = d.get("@type")
+        if any(isinstance(x, str) and SCHEMA_TYPES.match(x) for x in (t if isinstance(t, list) else [t])):
+            for prop, label in SCHEMA_LABELS.items():
+                p = _pair(label, _schema_value(d.get(prop)))
+                if p:
+                    out.append(p)
+            break
+    ends, attrs = dom.end, dom.attrs
+    scope_end = -1
+    inner_end = -1  # an item nested in the page's item: its properties are its own
+    for i in compress(range(len(dom)), attrs):  # the elements with attributes (a C loop skips the rest)
+        a = attrs[i]
+        if not a:
+            continue
+        if scope_end < 0:
+            if "itemscope" in a and _ITEMTYPE.search(a.get("itemtype") or ""):
+                scope_end = ends[i]
+            continue
+        if i >= scope_end:
+            break
+        prop = a.get("itemprop") or ""
+        if i >= inner_end and prop in SCHEMA_LABELS:
+            v = a.get("content") or (subtree_text(dom, i) if _small(dom, i) else "")
+            p = _pair(SCHEMA_LABELS[prop], v)
+            if p:
+                out.append(p)
+        if "itemscope" in a and i >= inner_end:
+            inner_end = ends[i]
+    return out
+
+
+_RUN_TAGS = frozenset({"td", "div", "p", "dd", "li", "section"})
+_ASKED = _SKIP_TAGS | _NAMED_BOXES | _LINE_TAGS | _RUN_TAGS | _HEADINGS.keys() | {"header", "main", "article", "dl", "table"}
 HEADING_TRIES = 16  # h1s looked at for the page's heading
 ANCESTOR_STEPS = 256  # ancestors of each checked for navigation (a page nested deeper is not walked)
 
