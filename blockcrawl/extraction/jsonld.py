@@ -17,6 +17,10 @@ from collections.abc import Iterator
 
 from ..parse import TEXT, Dom
 
+# the schema.org types of one product, book or work: its properties are the page's facts
+SCHEMA_TYPES = re.compile(r"^(?:https?://schema\.org/)?(?:Product|ProductGroup|ProductModel|IndividualProduct|"
+                          r"Book|Vehicle|Car|SoftwareApplication|VideoGame|MusicAlbum|Movie)$")
+
 MAX_BYTES = 2_000_000  # script characters parsed per page, all scripts together
 MAX_NODES = 20_000  # dicts and lists visited by one walk
 

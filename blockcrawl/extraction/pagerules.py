@@ -75,10 +75,9 @@ FURNITURE_HEADING_CHARS = 80  # a longer heading is read for no furniture name
 
 
 def one_product(dom: Dom) -> bool:
-    """The page declares exactly one product or book in its JSON-LD (records.SCHEMA_TYPES): a
+    """The page declares exactly one product or book in its JSON-LD (jsonld.SCHEMA_TYPES): a
     product page, whatever its shape (a listing's items are an ItemList or several products)."""
-    from .jsonld import ld_values, walk
-    from .records import SCHEMA_TYPES
+    from .jsonld import SCHEMA_TYPES, ld_values, walk
 
     n = 0
     for d in walk(ld_values(dom)):

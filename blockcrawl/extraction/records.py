@@ -35,6 +35,7 @@ from itertools import compress
 from ..hashing import text_hash
 from ..parse import TEXT, Dom
 from ..records import Block
+from .jsonld import SCHEMA_TYPES
 from .text import subtree_text
 
 LABEL_MAX = 40  # characters of a label ("Publication date", "ISBN-13", "File extension")
@@ -62,8 +63,6 @@ SCHEMA_LABELS = {
     "releaseDate": "Release date", "inLanguage": "Language", "illustrator": "Illustrator",
     "translator": "Translator", "weight": "Weight", "size": "Size", "category": "Category",
 }
-SCHEMA_TYPES = re.compile(r"^(?:https?://schema\.org/)?(?:Product|ProductGroup|ProductModel|IndividualProduct|"
-                          r"Book|Vehicle|Car|SoftwareApplication|VideoGame|MusicAlbum|Movie)$")
 _ITEMTYPE = re.compile(r"schema\.org/(?:Product|ProductGroup|ProductModel|IndividualProduct|Book|Vehicle|Car|"
                        r"SoftwareApplication|VideoGame|MusicAlbum|Movie)\b")
 
