@@ -239,15 +239,14 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 
 
 # The page type (nfas.page_type: WCXB's seven, classified from the article mask's text and the
-# page's URL, structure and declared types) picks the rule its main content is selected by.
-# WCXB word F1 on wcxb-dev by type, the article rule -> this one, with the true type
-# (docs/algorithms.md, "Page types"): documentation .902 -> .935 ("region"), listing .403 -> .739
-# ("region"), collection .510 -> .685 ("page"), service .757 -> .815 ("wide"), forum .767 -> .780
-# and product .625 -> .635 ("mild"). Then listing.page_fallback: a rule keeping under its type's
-# share of the page's text outside furniture gives way to that text (a listing without <main>, a
-# collection: listing .637 -> .719, collection .688 -> .715 with the shipped types), so a
-# collection now starts from the article rule. A collection's mask then drops its filter panel,
-# badges and per-item controls (listing.drop_controls: collection .716 -> .734).
+# page's URL, structure and declared types) picks the rule its main content is selected by:
+# documentation and listing -> region, service -> region or wide, forum and product -> mild, each
+# then refined by extraction.pagerules; the article rule, fitted on articles, keeps too little of
+# the other types (docs/algorithms.md, "Page types"; decisions 0001, 0012). Then
+# listing.page_fallback: a rule keeping under its type's share of the page's text outside
+# furniture gives way to that text (a listing without <main>, a collection, which starts from the
+# article rule; decision 0013). A collection's mask then drops
+# its filter panel, badges and per-item controls (listing.drop_controls; decision 0014).
 # region: the text outside page furniture inside <main> (or role=main) when it holds text, else
 #   the page's: a docs page's whole body, a listing's items and teasers;
 # page: the text outside page furniture anywhere on the page: a collection's entries;
@@ -255,10 +254,11 @@ def select(dom: Dom, keep_title: bool = False) -> list[bool] | None:
 #   their text in links, with no link-dense container dropped inside: a service page's sections;
 # mild: as wide, but link-dense containers inside are dropped at higher densities (a forum's
 #   posts with their authors, a product's description, specifications and price).
-# sections: region when the page has a <main> holding text, else wide (service .804 -> .835);
-# docs: region minus prev/next, edit, "on this page", "last modified" boxes (.932 -> .935);
+# sections: region when the page has a <main> holding text, else wide (a page builder's sections
+#   sit outside any one prose block);
+# docs: region minus prev/next, edit, "on this page", "last modified" boxes;
 # thread, product: mild, then extraction.pagerules' removals (signatures; reviews, questions,
-#   footnotes) and text said twice (forum .791 -> .833, product .615 -> .660 on the pages so typed).
+#   footnotes) and text said twice.
 # None (or {}) turns the type rules off: every page is selected as an article.
 TYPE_RULES: dict[str, str] | None = {
     "documentation": "docs", "listing": "region", "service": "sections", "forum": "thread",
@@ -382,9 +382,9 @@ def _furniture_pass(dom: Dom, f: Features, strict: bool, tables: dict[int, str] 
 # names that _UNLIKELY reads as furniture (widget, banner) but that hold the page's text. Elementor
 # ("elementor-widget-wrap", "elementor-widget"), HubSpot ("hs_cos_wrapper_widget", "widget-span
 # widget-type-custom_widget"), Flatsome's "banner" sections, "hero-banner". On wcxb-dev's 162
-# service pages (every page given the service rule), gold text lost to furniture names was 47.5k
-# of 1.09M characters: widget 13.7k, banner 8.6k (27 pages). The word is blanked out of the
-# name, so "cookie-banner", "promo-banner", "nav-menu widget" stay furniture by their other words.
+# service pages (every page given the service rule), read as furniture these two words alone
+# lose 22.3k of the gold's 1.09M characters (widget 13.7k, banner 8.6k; 27 pages). The word is
+# blanked out of the name, so "cookie-banner", "promo-banner", "nav-menu widget" stay furniture by their other words.
 SERVICE_BUILDER: re.Pattern[str] | None = re.compile(
     r"banner|widget(?![-_]?areas?)", re.I)
 

@@ -3,26 +3,22 @@ other pages that are no article.
 
 The article rule (and the rules grown from it) looks for one block of prose. On a listing (an
 index of teasers, a job board, a search page) or a collection (a product grid) there is none: the
-rule keeps a teaser, an intro line or a cookie notice, a few percent of what the page says, and
-WCXB's listings lost 60% of their words that way. The text outside page furniture (`auto._whole`,
+rule keeps a teaser, an intro line or a cookie notice, a few percent of what the page says (on
+WCXB's listings it loses 60% of their words). The text outside page furniture (`auto._whole`,
 nav/aside/footer/form and furniture-named elements dropped) keeps the items.
 
 The test is one share: when the type's mask holds less than PAGE_SHARE[type] of the characters
 of the page's text outside furniture, that text replaces the mask. Two flat passes over the Dom
 (the furniture mask and the sums), O(n); no recursion.
 
-Chosen on wcxb-dev by type (docs/algorithms.md, "The page-text fallback"; word F1, the type's
-rule -> with the fallback, shipped type model): listing .637 -> .719, collection .688 -> .715
-(its rule was the whole page always: now the article rule unless it keeps under 60%), service
-.834 -> .838, documentation .940 -> .948, product .666 -> .673, article and forum unchanged, all
-.864 -> .873. Held out (shares chosen on four site folds, applied to the fifth): listing .699,
-collection .706. The article share is small because news pages on the article sets carry teaser
-grids bigger than their story: at 0.05 no page of aeb, cleaneval-dev, cleanportaleval, cetd or
-msv changes, at 0.1 two msv stories lose their text, at 0.2 aeb loses .002 F1. Listing stops at
-0.5: above it cleanportaleval's blog pages typed listing keep their sidebars (-.003 F1 at 0.6, -.005 at 0.8).
+The shares are per type (docs/algorithms.md, "The page-text fallback"; measured in
+docs/decisions/0013-page-text-fallback-shares.md). A collection starts from the article rule and
+falls back when it keeps under 60%. The article share is small because news pages carry teaser
+grids bigger than their story; the listing share stops at 0.5 because above it blog pages typed
+listing keep their sidebars.
 
 A collection's mask then loses its filter panel, badges and per-item shop controls
-(drop_controls: "Add to cart", "Quick view", "Sold out"; collection .716 -> .734), one more pass.
+(drop_controls: "Add to cart", "Quick view", "Sold out"; decision 0014), one more pass.
 """
 from __future__ import annotations
 
@@ -40,10 +36,9 @@ PAGE_SHARE: dict[str, float] = {"article": 0.03, "listing": 0.5, "collection": 0
 
 
 # A listing whose rule kept a data table keeps its mask: a Wikipedia "List of ..." page is typed
-# listing (47 of wtq-dev's 300 pages with the 75-feature type model), its rule keeps the results
-# table, and the page's text added the see-also lists and navigation: wtq-dev R@5 vector .656 ->
-# .640, hybrid .680 -> .665. With the guard no wcxb-dev page changes (listing .732) and the other
-# sets are as before. Collections keep the fallback (.716 -> .712 with the guard).
+# listing, its rule keeps the results table, and the page's text would add the see-also lists and
+# navigation, which costs search on such tables. Collections keep the fallback (the guard costs
+# them). Measured in decision 0013.
 TABLE_GUARD = frozenset({"listing"})
 
 
@@ -77,28 +72,22 @@ def _keeps_data_table(dom: Dom, keep: list[bool]) -> bool:
 # as the page's text outside furniture (page_fallback, 67 of wcxb-dev's 97 pages typed collection)
 # or as the article rule's mask; either way each card brings its shop controls ("Add to cart",
 # "Quick view", "Sold out", "Best seller", "Be the first to review this product") and the page its
-# filter panel, none of which WCXB's annotators keep (its 84 collections typed so: P .67 / R .84
-# -> P .71 / R .83). Dropping them, wcxb-dev collection word F1 .716 -> .734 (names alone .724,
-# phrases alone .725); 51 of the 97 pages gain, 12 lose (recall: a badge or a "Sold out" the gold
-# kept). Tuned and checked on site halves (docs/algorithms.md, "Per-item controls on
-# collections"); no page of the five other sets is typed collection and changed. Cutting short
-# elements repeated in most cards instead (the text said >= 3 times, <= 4 words) loses: the gold
-# keeps repeated labels ("Weight:", "Free international shipping") as often as not (-.001 to -.007).
-# Listings and product pages typed so would gain .002 each on wcxb-dev; not taken: not yet checked
-# on the other sets, where pages are typed listing (cleanportaleval's blogs) and product.
+# filter panel, none of which WCXB's annotators keep: dropping them trades a little recall (a badge
+# or a "Sold out" the gold kept) for more precision (docs/algorithms.md, "Per-item controls on
+# collections"; decision 0014). Cutting short elements repeated in most cards instead loses: the
+# gold keeps repeated labels ("Weight:", "Free international shipping") as often as not. Listings
+# and product pages are left out until checked on the sets where such pages are typed so.
 CONTROL_KINDS = frozenset({"collection"})
 # Elements named like this are the filter panel (facets, refinements) and the per-card badges;
 # dropped unless one holds CONTROL_SHARE of the kept text (a "filterable-grid" wrapper of the items).
-# Any share from 0.3 to 0.8 gives the same (0.1: -.001). More names cost: rating|review|stars -.005
-# (the gold keeps "4.5 out of 5 stars"), swatch -.004, drawer|modal|popup -.002, header -.000;
-# cart +.001 and count +.000 are left out.
+# Further names (rating, review, stars: the gold keeps "4.5 out of 5 stars"; swatch, drawer) cost
+# (decision 0014).
 CONTROL_NAMES: str | None = r"filter|facet|refine|badge"
 CONTROL_SHARE = 0.3
 # A control is short: an element of at most this many characters whose whole text is a control
-# phrase (CONTROL_TEXT), or a text node that is one. 20 / 30 / 40 / 60 / 80: .732 / .733 / .734 /
-# .734 / .734. The phrases are the shops' generic words (no brand, no site's label); drafted from
-# the whole dev set, each site half keeps .4-.5 of its gain with only the phrases seen on the
-# other half's sites. Counters ("12 reviews", "3 colors") are left out: neutral here.
+# phrase (CONTROL_TEXT), or a text node that is one (decision 0014). The phrases are the shops'
+# generic words (no brand, no site's label), so they carry to sites not seen. Counters
+# ("12 reviews", "3 colors") are left out: neutral here.
 CONTROL_LEN = 40
 CONTROL_TEXT: str | None = (
     # the cart, wishlist and comparison buttons, size pickers

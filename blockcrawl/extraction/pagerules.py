@@ -1,19 +1,18 @@
 """Rules of the product, forum and service page types: what auto's `mild`, `wide` and `region`
 masks keep on such pages that their readers do not search for, removed after the mask is made.
 
-Measured on wcxb-dev (WCXB word F1, pages the shipped model types as that type, docs/algorithms.md
-"Page types"): the loss on product and forum pages is precision (P .60 / R .79 product, P .75 /
-R .91 forum), and most of it is text said twice or text of a known kind:
+On product and forum pages the masks lose precision, not recall, and most of what they keep
+wrongly is text said twice or text of a known kind:
 - a carousel's cloned slides, a feature list repeated for each colour, a forum signature under
-  every post of its author: the same text node again. `dedup` keeps the first copy (forum .791 ->
-  .822, product .615 -> .638; every one of the five site folds gains on both);
+  every post of its author: the same text node again. `dedup` keeps the first copy;
 - on a product page, its reviews and ratings, its questions and answers, its legal footnotes
-  (`PRODUCT_DROP`): product .638 -> .658; a text node that is a bare URL: .660;
-- on a forum thread, the signatures and the authors' statistics (`FORUM_DROP`): .822 -> .833.
-A documentation page's <main> minus its prev/next, edit, "on this page" and "last modified"
-boxes (`DOCS_DROP`): .932 -> .935. A service page's sections are the <main> region's text when the page has a <main> holding text
-(auto's `region`), else auto's `wide` mask: service .804 -> .835. Then (`service`, after the
-page-text fallback) its calls to action and its blocks said twice go: service .848 -> .854.
+  (`PRODUCT_DROP`), and text nodes that are a bare URL;
+- on a forum thread, the signatures and the authors' statistics (`FORUM_DROP`).
+A documentation page's <main> loses its prev/next, edit, "on this page" and "last modified"
+boxes (`DOCS_DROP`). A service page's sections are the <main> region's text when the page has a
+<main> holding text (auto's `region`), else auto's `wide` mask; then (`service`, after the
+page-text fallback) its calls to action and its blocks said twice go. The measurements behind each
+removal and its parameters: docs/decisions/0012-per-type-removals.md.
 
 All of it is one pass over the flat Dom (a dropped element is skipped whole), O(n).
 """
@@ -27,15 +26,14 @@ from ..parse.dom import Attrs
 
 # A text node repeating an earlier kept one is dropped from this many characters (whitespace
 # normalised): shorter ones ("Yes", "No", "$20.00", "Reply") are a table's cells and a post's
-# labels, said again on purpose. 10 vs 30 vs 80 on wcxb-dev forum pages: .822 / .816 / .812.
+# labels, said again on purpose (longer minimums keep more repeats; decision 0012).
 DEDUP_MIN = 10
 # An element named like this is dropped unless it holds this share of the kept text (a wrapper
-# named "product-reviews-page" holding the whole product is no review list; 0.5 / 0.8 / none:
-# product .650 / .658 / .658).
+# named "product-reviews-page" holding the whole product is no review list; decision 0012).
 DROP_SHARE = 0.8
 # Names of what a product page's reader does not search for: reviews and ratings (not
-# "preview"), testimonials, questions and answers, disclaimers and footnotes. On wcxb-dev's product
-# pages, each alone: reviews +.011, questions +.008, disclaimers +.004 word F1.
+# "preview"), testimonials, questions and answers, disclaimers and footnotes (each alone gains on
+# wcxb-dev's product pages; decision 0012).
 PRODUCT_DROP = re.compile(r"(?<!p)review|rating|testimonial|disclaimer|footnote|questions|\bqa\b|"
                           r"q-?and-?a", re.I)
 # What a product page shows of OTHER products, and its rating widgets: recommendation carousels
@@ -131,13 +129,13 @@ _LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
 # A documentation page's furniture inside its <main>: the "last modified" line, the page footer
 # and its "was this helpful?" box, prev/next links, breadcrumbs, the table of contents ("on this
-# page") and edit links. wcxb-dev documentation pages typed so: .932 -> .935 (no site fold loses).
+# page") and edit links (decision 0012).
 DOCS_DROP = re.compile(r"last-?modified|last-?updated|article-?footer|page-?footer|feedback|helpful|"
                        r"prev-?next|pagination|breadcrumb|\btoc\b|on-?this-?page|edit-?(this|page|on)|"
                        r"edit-?link", re.I)
 # A forum post's signature ("sig" as a word: not "design", "signin") and its author's statistics
 # beside it (XenForo's message-userExtras: "Messages 1,204 Reaction score 311 Joined ...", 16 of
-# wcxb-dev's forum pages): signatures .822 -> .827, statistics .827 -> .833 (every site fold gains).
+# wcxb-dev's forum pages; decision 0012).
 FORUM_DROP = re.compile(r"signature|\bsig\b|user-?extras|user-?stats", re.I)
 
 
@@ -221,7 +219,7 @@ URL = re.compile(r"\s*(https?://|www\.)\S+\s*$")
 
 
 def drop_urls(dom: Dom, keep: list[bool]) -> list[bool]:
-    """Unkeep the text nodes that are nothing but a URL (product pages .658 -> .660)."""
+    """Unkeep the text nodes that are nothing but a URL (a product's image and variant links)."""
     tags, texts = dom.tag, dom.text
     for j in range(len(dom)):
         if keep[j] and tags[j] == TEXT and URL.match(texts[j]):
@@ -274,13 +272,8 @@ def first_head(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -
 # us" under every section and card. WCXB's annotators keep a service page's sections, not its
 # buttons. A call to action is a link or button of at most CTA_WORDS words, standing outside any
 # sentence (no text node beside it in its parent: "read our <a>terms</a>" stays), that is named as
-# a button (a <button>, class/id/role btn, button, cta) or opens with a call's verb (CTA_VERB). On
-# wcxb-dev's 151 pages typed service (word F1 summed over pages): +0.66 over the 115 true service
-# pages (75 gain, 25 lose), +0.17 over the 36 of other types (none loses more than .015): service
-# .848 -> .852; 4 / 6 words: +0.59 / +0.65 (the mask's text nodes); the link alone in its parent
-# element instead of outside a sentence: +0.49 (the "Learn more" under a card's paragraph stays);
-# any short link, not only a verb or a button: collections typed service lose their product
-# names (-0.36). No page of aeb, cleaneval-dev, cleanportaleval, msv changes, one of cetd (F1 same).
+# a button (a <button>, class/id/role btn, button, cta) or opens with a call's verb (CTA_VERB):
+# any short link would take a collection's product names with it. Measured in decision 0012.
 CTA_WORDS: int | None = 6  # None: calls to action stay
 CTA_CHARS = 60  # a longer link is no call to action (read before its words are counted)
 CTA_VERB = re.compile(
@@ -334,13 +327,9 @@ def calls_to_action(dom: Dom, keep: list[bool], max_words: int = 6) -> list[bool
 # A block said twice whole on a service page: a carousel's cloned slides (a testimonial with its
 # author), the desktop and the mobile copy of a section (linear.app's "hide-laptop" twin). The
 # second copy of an element holding at least two kept text nodes and REPEAT_CHARS
-# characters, its kept text nodes the same as an earlier element's, is dropped. On wcxb-dev's
-# pages typed service (word F1 summed over pages, after calls_to_action): +0.42 over the true
-# service pages (16 gain, 11 lose), +0.35 over the articles typed service, +0.12 over the other types,
-# none lose beyond -.001 (service .852 -> .854); 60 / 80 / 100 / 150 / 300 characters: +0.41 /
-# +0.42 / +0.39 / +0.36 / +0.32. No page of the five other development sets changes.
-# Each text node said again (dedup, the forum and product rule) instead: +0.16 (a short label or
-# a price said twice is often the gold's); both: +0.40.
+# characters, its kept text nodes the same as an earlier element's, is dropped. Whole blocks, not
+# each text node said again (dedup, the forum and product rule): on a service page a short label
+# or a price said twice is often content. Measured in decision 0012.
 REPEAT_CHARS: int | None = 80
 _MOD = (1 << 61) - 1
 _BASE = 1_000_003

@@ -17,9 +17,8 @@ nodes whose block key is in that template are removed from auto's mask (COMBINE 
 the whole page for the page types in WHOLE_TYPES (COMBINE "typed"). A page that joins no cluster
 keeps auto's mask (cluster -1): a page alone, a page type the sample did not have.
 
-Measured (bench/sitetpl.py, leave one set out): within 0.001 of auto on every development set
-(msv +0.0009, wcxb-dev word F1 -0.0010, aeb -0.0006, the rest 0), so it is an option, not the
-default; "typed" lost (listing pages .595 -> .560 on wcxb-dev's sites of 2+ pages).
+It scores within 0.001 of auto on every development set (bench/sitetpl.py, leave one set out), so
+it is an option, not the default; "typed" costs listing pages (docs/decisions/0011-auto-template-not-default.md).
 
 TemplateLearner is the pipeline's learning stage with the same protocol as extraction/site's
 SiteLearner (SitePipeline uses either): auto while the first pages are collected; at
