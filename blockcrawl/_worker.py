@@ -2,9 +2,9 @@
 
 A spawned worker unpickles its initializer before running it, so whatever module holds the
 initializer is imported first: blockcrawl.crawl.process costs ~0.4 s (the crawl package imports
-aiohttp). A crawler killed with -9 in that window used to leave its workers running for good
-(5 of them alive 70 s later): their parent watcher started after the parent was gone and then
-watched init. Here the worker asks the kernel first, before anything slow, to SIGKILL it when its
+aiohttp). A parent watcher thread alone misses a crawler killed with -9 in that window: it starts
+after the parent is gone and then watches init, and the workers run on for good. So the worker
+asks the kernel first, before anything slow, to SIGKILL it when its
 parent dies (Linux prctl PR_SET_PDEATHSIG), then checks that the parent is still the one that
 started it (it may have died before the prctl); the watcher thread stays as the fallback where
 prctl is missing. The config comes pickled as bytes, so unpickling it (importing the pipeline)

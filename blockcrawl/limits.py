@@ -3,7 +3,7 @@
 MAX_BODY_BYTES = 10 * 1024 * 1024  # largest body fetched, and after decompression (crawl --max-bytes)
 
 # --workers of `crawl` (analysis processes) and `index` (embedding threads): more than this is a typo,
-# not a machine (`crawl --workers 1000` started ~540 processes of ~60 MB before the OOM killer came)
+# not a machine (`crawl --workers 1000` would start ~540 processes of ~60 MB before the OOM killer comes)
 MAX_WORKERS = 256
 
 

@@ -4,8 +4,8 @@ in the order they were seen.
 
 `PipelineConfig` is the one description of that pipeline: blockcrawl.extract(), SitePipeline,
 the crawl workers (it is what they are sent: small and picklable) and both CLIs build from it, so
-a default lives in one place (the algorithm default used to be 'auto' in the CLIs and SitePipeline
-but 'all' in the crawl's PipelineSpec).
+a default lives in one place (defaults kept per caller drift apart: the CLIs' algorithm and the
+crawl's would differ).
 """
 from __future__ import annotations
 

@@ -7,12 +7,12 @@ the container's path from <html>). What repeats in one place across a site's pag
 template (navigation, footer, the "Publisher:" row of a details box); the same sentence in
 another place is content that page repeats (a book's lead paragraph on its own page, after a
 listing showed it as a card under the book's title: on the fixture shop of tests/shopsite.py,
-0 of 50 product pages kept their lead when dedup ignored the place, 50 of 50 now). Record
+dedup that ignores the place drops the lead of all 50 product pages). Record
 blocks (extraction.records: a page's facts behind its title) are only dropped as exact copies,
 never as near copies of another page's record.
 
 Texts recorded without a place (seen(text, key), prime on resume: the store keeps no place)
-stand for every place, as all texts did before.
+stand for every place.
 """
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 CrawlConfig checks itself when built: a bad value (a zero timeout, a NaN delay, an empty list of
 content types) raises ConfigError with one clear message before anything is fetched, for the
-CLI (which prints it as one line, exit 2) and the library alike. A timeout of 0 or a delay of NaN
-used to be accepted and made every request fail, or every host wait forever.
+CLI (which prints it as one line, exit 2) and the library alike: a timeout of 0 or a delay of NaN
+accepted would make every request fail, or every host wait forever.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ SCOPES = ("host", "site", "any")
 PROXY_SCHEMES = ("http://", "https://", "socks4://", "socks5://", "socks5h://")
 # Sitemap bounds. One sitemap may list 50,000 URLs (sitemaps.org), and Google reads one level of
 # index; three levels (robots.txt's sitemap, an index, its children) cover every real site. An
-# index that links a new index on each fetch made 17,963 requests in 30 s before these bounds.
+# index that links a new index on each fetch makes 17,963 requests in 30 s without these bounds.
 MAX_SITEMAP_DEPTH = 3  # levels of sitemap files, counting the one robots.txt names
 MAX_SITEMAPS = 1000  # sitemap files fetched per crawl
 MAX_SITEMAP_URLS = 50_000  # URLs read from one sitemap file

@@ -2,8 +2,8 @@
 admission.py, discovery.py) return one, and the engine's `record` is the one place that applies
 it to the frontier, the stats, the --max-pages budget and the stored pages.
 
-Why values: before, the engine's 35 methods each changed the frontier (15 call sites), the stats
-(37) and the page budget (refunded in 4 places); a new behaviour meant reading all of them. A
+Why values: when each decision changes the frontier, the stats and the page budget itself, that
+bookkeeping is spread over dozens of call sites and a new behaviour means reading all of them. A
 decision that returns a value is tested by a table (tests/test_crawl_outcomes.py) and cannot
 forget half of its bookkeeping.
 """
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 class FailKind(StrEnum):
     """Why a URL was given up on: the crawl summary's error kinds (CrawlStats.error_kinds). An enum,
-    not the first word of a message: "too many redirects" used to be counted as the kind "too"."""
+    not the first word of a message, which would count "too many redirects" as the kind "too"."""
 
     HTTP = "http"  # an HTTP status that is not a page (4xx, 5xx after retries, no body), Retry-After too long
     TIMEOUT = "timeout"

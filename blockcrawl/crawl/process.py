@@ -166,7 +166,7 @@ def crawl_spec(config: CrawlConfig, spec: PipelineConfig | None) -> PipelineConf
     """The pipeline config a crawl runs: `spec` (default CRAWL_DEFAULT) with the two settings a
     crawl owns taken from its CrawlConfig - max_bytes (the fetch cap is the decompression cap)
     and only_articles (the pipeline keeps a non-article's blocks out of the site's dedup, the
-    engine stores none of them: set on CrawlConfig alone, a caller used to get the second half
+    engine stores none of them: set on CrawlConfig alone, a caller would get the second half
     only). A spec asking otherwise than the CrawlConfig is a ConfigError."""
     spec = spec or CRAWL_DEFAULT
     if spec.only_articles and not config.only_articles:

@@ -1,7 +1,7 @@
 """The wire side of fetch.AiohttpFetcher: a connector that awaits the politeness gate once it holds
 the connection (the last await before aiohttp writes the request head), the hook that reports
 the head has left, and the middleware that stops aiohttp from re-sending a request on its own.
-fetch.py's docstring says why each exists (with the gaps measured before)."""
+fetch.py's docstring says why each exists (with the gaps each one closes, measured)."""
 from __future__ import annotations
 
 import asyncio

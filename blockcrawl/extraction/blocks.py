@@ -62,7 +62,7 @@ _last_tables: tuple[Dom | None, dict[int, str]] = (None, {})
 def data_tables(dom: Dom) -> dict[int, str]:
     """The data tables of the page: table node -> "table" or "infobox". One pass over the nodes,
     once per page: `auto` (strict and loose pass) and blocks_from_dom ask for the same page in a
-    row, so the last answer is kept (50k nested tables: 0.17 s a pass, 3 passes before). A page
+    row, so the last answer is kept (50k nested tables: 0.17 s a pass, asked for 3 times). A page
     without <table> costs one list scan.
 
     A data table has >= 2 rows and a row of >= 2 cells, no role=presentation/none, no table inside
@@ -373,8 +373,8 @@ def blocks_from_dom(dom: Dom, keep: Sequence[bool] | None = None, full_path: boo
     memo: dict[int, tuple[str, int, bool]] = {}  # node -> (last tags of its path, how many, cut?)
 
     def tag_path(node: int) -> str:
-        """dom.path(node, limit=TAG_PATH_LIMIT), each ancestor's path built once: 50k blocks
-        nested 50k deep took 2.4 s walking 24 steps each, now one step each."""
+        """dom.path(node, limit=TAG_PATH_LIMIT), each ancestor's path built once, so a node takes
+        one step, not TAG_PATH_LIMIT (50k blocks nested 50k deep: 2.4 s walking 24 steps each)."""
         chain = []
         k = node
         while k >= 0 and k not in memo:

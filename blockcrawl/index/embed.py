@@ -50,7 +50,7 @@ class MiniLMEmbedder:
     by ONNX Runtime: 2.9x the chunks/s of torch fp32 (2 CPUs, quiet), R@5 on all 300 wtq-dev pages within 0.01 of
     fp32 (vector -0.009, hybrid -0.003; docs/search.md), and no torch import
     (a cold `search` loads in ~0.3 s instead of ~3 s). precision "fp32": sentence-transformers on
-    torch, the path every store before this one was indexed with. Both give vectors of one space
+    torch, the path older stores were indexed with. Both give vectors of one space
     (cosine ~0.99 between them), under the same model name: a store indexed one way is searched
     the other way without re-embedding.
 

@@ -129,8 +129,8 @@ def run_indexer(store: str, side: Path, stop_file: Path, stats_file: Path | None
     emb = default_embedder()
     emb.workers = max(1, available_cpus() - KEEP_CPUS)
     # the model is loaded first, at the crawl's priority, were NICE raised: ~0.3 s of CPU on an idle
-    # machine, but niced on a loaded one (load 14) the imports and the session took 25 s, the whole
-    # of a 500-page crawl, before the first chunk was embedded
+    # machine, but niced on a loaded one (load 14) the imports and the ONNX session take 25 s, the
+    # whole of a 500-page crawl, before the first chunk is embedded
     emb.embed(["warm up"])
     load_s = time.perf_counter() - t0
     if NICE:

@@ -4,8 +4,8 @@ Declared charsets are often wrong ("iso-1252", utf-8 pages holding cp1252 bytes)
 declared candidate is tried strictly and the first that decodes wins; nothing raises.
 
 Only the labels of the WHATWG Encoding Standard are honoured (the table below, as browsers do):
-a label used to go through Python's codec lookup, so a page could ask for UTF-7, cp500 (EBCDIC)
-or unicode_escape and get text no browser shows. Unknown labels are ignored and detection
+through Python's codec lookup a page could ask for UTF-7, cp500 (EBCDIC) or unicode_escape and
+get text no browser shows. Unknown labels are ignored and detection
 proceeds. The "replacement" labels (iso-2022-kr, hz-gb-2312, iso-2022-cn...) decode, per the
 spec, to a single U+FFFD: these encodings can hide markup, and no browser reads them.
 

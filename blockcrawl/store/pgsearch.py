@@ -7,7 +7,7 @@ rare in the store they disagree with bm25 most where it matters. So the index ho
 - tokens: FTS5's unicode61 tokenizer with remove_diacritics 2, redone in Python (tokens()): runs of
   letters and digits, lower case, Latin diacritics dropped ("Zürich" -> "zurich"); "_" separates.
   On the 9,030 chunks of wtq-dev (300 Wikipedia pages, many scripts) every chunk gets the very
-  tokens FTS5 gives it (82 differed before the script and mark rules below were copied);
+  tokens FTS5 gives it (82 differ without the script and mark rules below, copied from FTS5);
 - chunks.tsv: those tokens as a tsvector built here (not by to_tsvector), each position weighted by
   its column as FTS5's bm25(chunks_fts, 1.0, 0.5, 0.5) weights them: A text (1.0), B heading path
   (0.5, the same JSON text SQLite indexes), C context (0.5); a GIN index selects the matches;

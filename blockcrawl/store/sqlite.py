@@ -285,7 +285,7 @@ def split_common(terms: Sequence[str], df: dict[str, int], total: int, common_sh
     rarest first, the words that select are cut where their rows would pass select_max_rows: the
     rarest always selects, a word in at most common_min_rows chunks always does. In a store below
     ~40k chunks nothing changes (no word passes 2,000 rows by much); at 10^6 a query of 5 words in
-    8,000 chunks each would score 40,000 rows (~40 ms of bm25), now 20,000 at most."""
+    8,000 chunks each would score 40,000 rows (~40 ms of bm25) uncut, 20,000 at most cut."""
     present = [t for t in terms if df.get(t, 0) > 0]
     if len(present) <= 1:
         return present, []
