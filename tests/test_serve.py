@@ -383,7 +383,7 @@ def test_listen_backlog(fast):
     r = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True)
     if r.returncode != 0 or not r.stdout.strip():
         pytest.skip("no ss")
-    assert int(r.stdout.split()[2]) >= 1024  # Send-Q of a listening socket: its backlog (was 5)
+    assert int(r.stdout.split()[2]) >= 1024  # Send-Q of a listening socket: its backlog (socketserver's default is 5)
 
 
 def test_slow_and_large_heads(hashed_store):

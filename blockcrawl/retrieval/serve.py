@@ -68,7 +68,7 @@ class Limits:
     max_connections: int = 1000  # open connections + running requests; beyond, requests get 503
     search_threads: int = 4  # searches at once (2 cores: 4 keeps both busy while one waits on SQLite)
     max_queued: int = 64  # searches waiting for a thread; one more gets 503 at once instead of a long wait
-    backlog: int = 2048  # listen queue (the old server's 5 overflowed under 20 connections)
+    backlog: int = 2048  # listen queue (a queue of 5 overflows under 20 connections)
 
 
 # ---- the page and its headers ---------------------------------------------------------------------
@@ -334,9 +334,9 @@ class Guard:
 class Protocol(HttpToolsProtocol):
     """uvicorn's protocol plus what it lacks: a deadline for the request head (uvicorn arms no timer on
     a new connection, and its keep-alive timer is cancelled by the first byte, so a client that sends
-    nothing, or trickles a header a byte a second, held its connection for ever: slowloris), a cap on
+    nothing, or trickles a header a byte a second, would hold its connection for ever: slowloris), a cap on
     the head's size (llhttp has none: httptools buffers one header line however long), and TCP_NODELAY
-    set explicitly (asyncio sets it too; the old server's 44 ms keep-alive requests were Nagle's).
+    set explicitly (asyncio sets it too; with Nagle's algorithm on, a keep-alive request waits 44 ms).
 
     The size is counted per socket read, so a head can overrun max_head by one read before it is
     refused; memory stays bounded all the same.
