@@ -287,8 +287,8 @@ def _tag_end(html: str, start: int, pos: int) -> int:
 
 # A self-closed <iframe .../> inside <noscript> (a tag manager's snippet): a browser runs scripts
 # and reads <noscript> as raw text, but this parser reads its content as markup, where "/>" does
-# not close an iframe, so the iframe's raw text ran to the end of the page: the rest of the page
-# was one skipped text node (render.com's home page; 2 msv and 2 wcxb-dev pages have the snippet).
+# not close an iframe, so the iframe's raw text would run to the end of the page: the rest of the
+# page one skipped text node (render.com's home page; 2 msv and 2 wcxb-dev pages have the snippet).
 # The iframe is closed there.
 _NOSCRIPT_IFRAME = re.compile(r"(<noscript>\s*<iframe\b[^<>]*?)/>(\s*</noscript>)", re.IGNORECASE)
 

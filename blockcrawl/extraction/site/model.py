@@ -182,9 +182,9 @@ class SiteModel:
 
 def _without(mask: Sequence[bool] | None, drop: set[int]) -> Sequence[bool] | None:
     """auto's mask less the template nodes of the page's cluster: a page whose patterns fail
-    still loses the cluster's template text auto kept (with 5a0086a's auto: two cleanportaleval
-    bbc.co.uk pages where auto kept only a "best viewed in an up-to-date browser" notice, +0.013;
-    since auto drops such notices itself, 0-1 pages a set)."""
+    still loses the cluster's template text auto kept (a page where auto kept only a template
+    notice such as "best viewed in an up-to-date browser"; auto drops most such notices itself,
+    so this changes 0-1 pages a set)."""
     if mask is None or not drop or not any(mask[i] for i in drop if i < len(mask)):
         return mask
     out = list(mask)
