@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only; "X as X
 
 
 # the stage packages, imported on first attribute access too: `import blockcrawl` then
-# `blockcrawl.crawl.crawl(...)` works (it raised AttributeError until the subpackage was imported)
+# `blockcrawl.crawl.crawl(...)` works (a plain package raises AttributeError until the subpackage is imported)
 _PACKAGES = frozenset({"chunk", "crawl", "extraction", "index", "parse", "pipeline", "records", "retrieval",
                        "store", "errors"})
 

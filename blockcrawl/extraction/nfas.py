@@ -158,7 +158,7 @@ def shape_features(dom: Dom) -> list[float]:
     # accumulate); a subtree's text is ct[end] - ct[i]. The rest is counted in the largest
     # group's subtrees only (disjoint: at most n nodes), by list.count/index on slices. Per-node
     # Python loops and many small containers (which wake the garbage collector over the whole
-    # Dom) had doubled the classifier's cost.
+    # Dom) double the classifier's cost.
     lens = list(map(len, texts))  # elements have no text; skipped nodes (few) are zeroed
     for i in compress(range(n), skipped):
         lens[i] = 0

@@ -25,7 +25,7 @@ from .sqlite import SqliteStore
 if TYPE_CHECKING:
     from .postgres import PostgresStore
 
-Store = SqliteStore  # the name every caller used before there were protocols
+Store = SqliteStore  # the default backend under its short name, for callers that name no protocol
 # either backend, as the crawl and the commands hold it (postgres is imported only when used)
 AnyStore = Union[SqliteStore, "PostgresStore"]  # noqa: UP007 - a runtime alias with a forward reference
 

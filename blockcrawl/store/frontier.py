@@ -98,5 +98,5 @@ class SqlFrontier:
                                                nbytes, round(elapsed, 4)))
 
 
-# the names the two backends' frontiers had
+# aliases: each backend's own name for the frontier
 SqliteFrontier = PostgresFrontier = SqlFrontier
