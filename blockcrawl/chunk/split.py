@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..hashing import text_hash
 from ..records import Block, Chunk
+from .identity import page_identity
 from .tokenize import _SPLIT_DISAGREES, Tokenizer, default_tokenizer, word_counts
 
 DEFAULT_SIZE = 200  # tokens: all-MiniLM-L6-v2 reads at most 256 word pieces
@@ -262,7 +263,7 @@ def chunk_context(title: str, block: Block, heading: str = "") -> str:
     parts = [] if shown_all else list(path[:-1])
     title = " ".join(title.split())
     lead = 0
-    if title and not (path and path[0].lower() in title.lower()):
+    if title and not (path and path[0].strip("¶#§ ").lower() in title.lower()):
         parts.insert(0, title)
         lead = 1
     heading = " ".join(heading.split())
@@ -300,16 +301,64 @@ def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, ov
     return out
 
 
+PACKED_KINDS = frozenset({"text"})  # tables, infoboxes and records keep their own chunking
+PACK_SEP = "\n"  # between the bodies of packed blocks: a line break, a sentence start to split_text
+
+
+def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[str], sums: Sequence[int],
+           size: int) -> dict[int, int]:
+    """Runs of consecutive blocks packed into one chunk: first index -> end (exclusive), and -1 for
+    each later member. A run holds text blocks of one section (the same heading path, prefix and
+    context) whose texts together, with the prefix and context once, fit in size tokens; it is
+    grown greedily, block after block, and a block that does not fit starts the next run. So a
+    section of ten one-line paragraphs or list items is one chunk, not ten fragments that each
+    match the title half of a question (Docling's HybridChunker merges undersized peers of one
+    heading alike). Runs of one block are not listed. sums: token counts of the bodies, prefixes
+    and contexts (three runs of len(blocks)). Linear in the blocks."""
+    nb = len(blocks)
+    out: dict[int, int] = {}
+
+    def fixed(k: int) -> int:  # tokens of block k's prefix and context: paid once per chunk
+        ctx = sums[2 * nb + k]
+        return sums[nb + k] + (ctx if ctx and sums[nb + k] + ctx <= size // 2 else 0)
+
+    k = 0
+    while k < nb:
+        b = blocks[k]
+        if b.kind not in PACKED_KINDS or not b.body or fixed(k) + sums[k] > size:
+            k += 1
+            continue
+        used, end = fixed(k) + sums[k], k + 1
+        while end < nb:
+            c = blocks[end]
+            if (c.kind not in PACKED_KINDS or not c.body or c.heading_path != b.heading_path
+                    or prefixes[end] != prefixes[k] or contexts[end] != contexts[k] or c.url != b.url
+                    or used + sums[end] > size):
+                break
+            used += sums[end]
+            end += 1
+        if end - k > 1:
+            out[k] = end
+            out.update((j, -1) for j in range(k + 1, end))
+        k = end
+    return out
+
+
 def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
-                 tokenizer: Tokenizer | None = None, title: str = "", heading: str = "") -> list[Chunk]:
+                 tokenizer: Tokenizer | None = None, title: str = "", heading: str = "",
+                 site_name: str = "") -> list[Chunk]:
     """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
     carries the block's heading prefix so it reads on its own, and its context (chunk_context:
     title, the page's heading if they do not say it, and outer headings) for the embedding; size
     bounds the two together (n_tokens counts the text alone, as before).
     A table's chunks are runs of its rows packed whole (Block.rows) up to size, each chunk behind
-    the table's heading and caption, its header line first (Block.header)."""
+    the table's heading and caption, its header line first (Block.header).
+    The title in the context is the page's name (identity.page_identity: the <title> without the
+    site's name, site_name from og:site_name where the page gives it, or the segment naming the h1).
+    Consecutive small text blocks of one section are packed into one chunk (_packs)."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
+    title = page_identity(title, heading, site_name)
     # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
     prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
     contexts = [chunk_context(title, b, heading) for b in blocks]
@@ -325,6 +374,7 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     n_table = 0
     chunks: list[Chunk] = []
     first_row = 0
+    packs = _packs(blocks, prefixes, contexts, [sum(c) for c in counts[:3 * nb]], size)
     for k, (b, prefix) in enumerate(zip(blocks, prefixes)):
         body_counts, context = counts[k], contexts[k]
         reserve, total, ctx = sum(counts[nb + k]), sum(body_counts), sum(counts[2 * nb + k])
@@ -332,6 +382,15 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
             context, ctx = "", 0  # a context too long to repeat: the text alone
         own = reserve  # n_tokens counts the text; the budget counts the context too
         reserve += ctx
+        if k in packs:  # a run of small blocks of one section: one chunk (packed whole, see _packs)
+            end = packs[k]
+            if end < 0:
+                continue  # packed into an earlier block's chunk
+            bodies = [blocks[j].body for j in range(k, end)]
+            n = own + sum(sum(counts[j]) for j in range(k, end))
+            chunks.append(Chunk(prefix + PACK_SEP.join(bodies), b.url, b.heading_path, b.position, 0, b.hash,
+                                n, context))
+            continue
         if b.kind in TABLE_KINDS and b.rows:
             rc = row_counts[first_row:first_row + len(b.rows)]
             first_row += len(b.rows)
