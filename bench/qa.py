@@ -131,8 +131,10 @@ def _rows() -> dict[str, tables.Row]:
     return {n: rows[n] for n in ROW_MODES if n in rows}
 
 
-def build(qa: QASet, name: str, row: tables.Row, tmp: Path, embedder: Any) -> tuple[Path, dict[str, Any]]:
-    """The row's chunks of every page, stored and indexed; (store path, shape metrics)."""
+def build(qa: QASet, name: str, row: tables.Row, tmp: Path, embedder: Any,
+          index: bool = True) -> tuple[Path, dict[str, Any]]:
+    """The row's chunks of every page, stored and indexed (index False: neither); (store path,
+    shape metrics)."""
     from blockcrawl.index import build_index
     from blockcrawl.store import Store
 
@@ -155,6 +157,8 @@ def build(qa: QASet, name: str, row: tables.Row, tmp: Path, embedder: Any) -> tu
              "<32tok": round(sum(n < SMALL for n in ntok) / max(1, len(chunks)), 3),
              "kept": round(sum(kept) / max(1, len(kept)), 3), "extract_s": round(time.perf_counter() - t, 1)}
     path = tmp / f"{qa.name}-{name}.db"
+    if not index:
+        return path, shape
     path.unlink(missing_ok=True)
     with Store(path) as st:
         for pid, (blocks, cs, title) in results.items():
@@ -221,13 +225,14 @@ def main() -> None:
     ap.add_argument("--rows", default=",".join(ROW_MODES), help="comma-separated rows")
     ap.add_argument("--wtq-pages", type=int, default=100, help="first N wtq-dev pages by id (of 300)")
     ap.add_argument("--grid", action="store_true", help="also score the fusion grid (main row, hybrid)")
+    ap.add_argument("--shape", action="store_true", help="chunk shape and answers kept only (no embedding)")
     ap.add_argument("--json", type=Path, default=None, help="write the results here as JSON")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "blockcrawl-qa",
                     help="unpacked sites and stores (kept: the next run unpacks nothing)")
     ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "blockcrawl-bench-emb.sqlite")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    embedder = tables.CachedEmbedder(args.cache)
+    embedder = None if args.shape else tables.CachedEmbedder(args.cache)
     rows = _rows()
     results: list[dict[str, Any]] = []
     grid_out: dict[str, dict[str, float]] = {}
@@ -237,7 +242,11 @@ def main() -> None:
             print(f"{set_name}: not available, skipped", file=sys.stderr)
             continue
         for name in [r for r in args.rows.split(",") if r in rows]:
-            path, res = build(qa, name, rows[name], args.work, embedder)
+            path, res = build(qa, name, rows[name], args.work, embedder, not args.shape)
+            if args.shape:
+                results.append(res)
+                print(json.dumps(res), file=sys.stderr, flush=True)
+                continue
             lists, info = candidates(path, qa, embedder)
             for mode in ROW_MODES[name]:
                 res[f"{mode} R@{K}"] = recall(RANKING, mode, qa, lists, info)

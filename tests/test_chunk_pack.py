@@ -81,3 +81,16 @@ def test_search_listing_shows_title_and_heading_path():
     assert listing.splitlines()[0].endswith("RPM package file | Format Gallery > Java parsing library")
     untitled = format_hits([Hit(2, 0.4, "http://x.test/a", ["Intro"], "text")])
     assert "(untitled) > Intro" in untitled
+
+
+def test_a_subsection_fragment_joins_its_parent_and_a_lone_heading_gives_way_to_its_subsections():
+    lead = section("Book", ["A long enough lead paragraph about the book and its story, in a few words."])
+    desc = [Block("Description: Second novel.", "Second novel.", ("Book", "Description"), "html/body/div", 1,
+                  "http://x.test/", "d")]
+    cat = [Block("Fiction:", "", ("Fiction",), "html/body/h1", 2, "http://x.test/", "f", kind="heading")]
+    card = [Block("Card: A card.", "A card.", ("Fiction", "Card"), "html/body/div", 3, "http://x.test/", "c")]
+    chunks = chunk_blocks(lead + desc + cat + card, size=100, overlap=8, tokenizer=TOK)
+    assert chunks[0].heading_path == ("Book",)
+    assert chunks[0].text.endswith("in a few words.\nDescription: Second novel.")  # the subsection's heading kept
+    assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]
+    assert [c.text for c in chunks[1:]] == ["Card: A card."]  # no "Fiction:" chunk: the card's path says it

@@ -303,18 +303,23 @@ def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, ov
 
 PACKED_KINDS = frozenset({"text"})  # tables, infoboxes and records keep their own chunking
 PACK_SEP = "\n"  # between the bodies of packed blocks: a line break, a sentence start to split_text
+FRAGMENT = 32  # tokens: a block under this is a fragment, packed with its parent section's text
+DROPPED = -2  # _packs: a lone heading whose subsections follow (their heading paths and contexts say it)
 
 
 def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[str], sums: Sequence[int],
            size: int) -> dict[int, int]:
-    """Runs of consecutive blocks packed into one chunk: first index -> end (exclusive), and -1 for
-    each later member. A run holds text blocks of one section (the same heading path, prefix and
-    context) whose texts together, with the prefix and context once, fit in size tokens; it is
-    grown greedily, block after block, and a block that does not fit starts the next run. So a
-    section of ten one-line paragraphs or list items is one chunk, not ten fragments that each
-    match the title half of a question (Docling's HybridChunker merges undersized peers of one
-    heading alike). Runs of one block are not listed. sums: token counts of the bodies, prefixes
-    and contexts (three runs of len(blocks)). Linear in the blocks."""
+    """Runs of consecutive blocks packed into one chunk: first index -> end (exclusive), -1 for each
+    later member, DROPPED for a lone heading (kind "heading") followed by a block of its section.
+    A run holds text blocks of one section (the same heading path, prefix and context) whose texts
+    together, with the prefix and context once, fit in size tokens; it is grown greedily, block
+    after block, and a block that does not fit starts the next run. So a section of ten one-line
+    entries is one chunk, not ten fragments that each match the title half of a question
+    (Docling's HybridChunker merges undersized peers of one heading alike). A block of a
+    subsection under FRAGMENT tokens (with its heading) joins the run too, its heading kept in
+    its text ("Description: ..."): a two-line section is not a chunk of its own when its parent's
+    text before it has room. Runs of one block are not listed. sums: token counts of the bodies,
+    prefixes and contexts (three runs of len(blocks)). Linear in the blocks."""
     nb = len(blocks)
     out: dict[int, int] = {}
 
@@ -325,17 +330,30 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
     k = 0
     while k < nb:
         b = blocks[k]
+        if b.kind == "heading" and k + 1 < nb and blocks[k + 1].url == b.url and \
+                blocks[k + 1].heading_path[:len(b.heading_path)] == b.heading_path:
+            out[k] = DROPPED
+            k += 1
+            continue
         if b.kind not in PACKED_KINDS or not b.body or fixed(k) + sums[k] > size:
             k += 1
             continue
+        path, depth = b.heading_path, len(b.heading_path)
         used, end = fixed(k) + sums[k], k + 1
         while end < nb:
             c = blocks[end]
-            if (c.kind not in PACKED_KINDS or not c.body or c.heading_path != b.heading_path
-                    or prefixes[end] != prefixes[k] or contexts[end] != contexts[k] or c.url != b.url
-                    or used + sums[end] > size):
+            if c.kind not in PACKED_KINDS or not c.body or c.url != b.url:
                 break
-            used += sums[end]
+            if c.heading_path == path and prefixes[end] == prefixes[k] and contexts[end] == contexts[k]:
+                add = sums[end]
+            elif len(c.heading_path) > depth and c.heading_path[:depth] == path \
+                    and sums[end] + sums[nb + end] < FRAGMENT:
+                add = sums[end] + sums[nb + end]  # a subsection's fragment, behind its heading
+            else:
+                break
+            if used + add > size:
+                break
+            used += add
             end += 1
         if end - k > 1:
             out[k] = end
@@ -347,7 +365,8 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
 def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
                  tokenizer: Tokenizer | None = None, title: str = "", heading: str = "",
                  site_name: str = "") -> list[Chunk]:
-    """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
+    """Chunks of each block; a chunk crosses a block boundary only where small blocks of one section
+    are packed into one (_packs), and every chunk of a block
     carries the block's heading prefix so it reads on its own, and its context (chunk_context:
     title, the page's heading if they do not say it, and outer headings) for the embedding; size
     bounds the two together (n_tokens counts the text alone, as before).
@@ -355,7 +374,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     the table's heading and caption, its header line first (Block.header).
     The title in the context is the page's name (identity.page_identity: the <title> without the
     site's name, site_name from og:site_name where the page gives it, or the segment naming the h1).
-    Consecutive small text blocks of one section are packed into one chunk (_packs)."""
+    Packed runs: consecutive text blocks of one section, fragments of its subsections with their
+    heading, up to size (_packs); a lone heading whose subsections follow is no chunk of its own."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
     title = page_identity(title, heading, site_name)
@@ -385,9 +405,11 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
         if k in packs:  # a run of small blocks of one section: one chunk (packed whole, see _packs)
             end = packs[k]
             if end < 0:
-                continue  # packed into an earlier block's chunk
-            bodies = [blocks[j].body for j in range(k, end)]
-            n = own + sum(sum(counts[j]) for j in range(k, end))
+                continue  # packed into an earlier block's chunk, or a lone heading its subsections say
+            inline = [blocks[j].heading_path != b.heading_path for j in range(k, end)]
+            bodies = [blocks[j].text if sub else blocks[j].body for j, sub in zip(range(k, end), inline)]
+            n = own + sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0)
+                          for j, sub in zip(range(k, end), inline))
             chunks.append(Chunk(prefix + PACK_SEP.join(bodies), b.url, b.heading_path, b.position, 0, b.hash,
                                 n, context))
             continue
