@@ -202,11 +202,33 @@ def recall(ranking: Ranking, mode: str, qa: QASet, lists: list[Any], info: dict[
 
 
 def grid() -> list[tuple[str, Ranking]]:
-    """Fusion settings tried over every set at once (name, ranking); the default first."""
+    """Fusion settings tried over every set at once (name, ranking); the default first: RRF's k
+    and the vector list's weight, crossed with the title boost and the own-word terms on or off."""
     out = [("default", RANKING)]
-    for k in (10, 60):
-        for wv in (0.75, 1.0, 1.5, 2.0):
-            out.append((f"rrf k{k} wv{wv}", Ranking(rrf_k=k, vector_weight=wv)))
+    for k in (10, 20):
+        for wv in (1.0, 1.5, 2.0, 3.0, 4.0):
+            for tw in (2.0,):
+                for words in (True, False):
+                    r = Ranking(rrf_k=k, vector_weight=wv, title_weight=tw) if words else \
+                        Ranking(rrf_k=k, vector_weight=wv, title_weight=tw, word_weight=0.0, idf_weight=0.0,
+                                block_weight=0.0)
+                    out.append((f"k{k} wv{wv} title{tw} words{'on' if words else 'off'}", r))
+    return out
+
+
+def leave_one_out(grid_out: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
+    """For each set: the setting with the best minimum over the other sets, and what it scores on
+    the set left out (does a rule chosen elsewhere carry?)."""
+    sets = sorted({s for v in grid_out.values() for s in v})
+    out = []
+    for held in sets:
+        others = [s for s in sets if s != held]
+        if not others:
+            break
+        best = max(grid_out, key=lambda g: (min(grid_out[g][s] for s in others), g == "default"))
+        out.append({"held out": held, "chosen on the others": best,
+                    "min on the others": min(grid_out[best][s] for s in others),
+                    "held-out R@5": grid_out[best][held], "default's held-out R@5": grid_out["default"][held]})
     return out
 
 
@@ -259,8 +281,11 @@ def main() -> None:
     if grid_out:
         print("\nhybrid R@5 per fusion setting (main row); min over sets\n")
         print(table([{"setting": k, **v, "min": min(v.values())} for k, v in grid_out.items()]))
+        print("\nleave one set out (hybrid R@5)\n")
+        print(table(leave_one_out(grid_out)))
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "grid": grid_out}, indent=1))
+        args.json.write_text(json.dumps({"results": results, "grid": grid_out,
+                                         "leave_one_out": leave_one_out(grid_out) if grid_out else []}, indent=1))
 
 
 if __name__ == "__main__":
