@@ -110,7 +110,7 @@ def shop(tmp: Path, args: argparse.Namespace) -> QASet:
 
 
 def product_facts(tmp: Path, args: argparse.Namespace) -> QASet | None:
-    path = Path(__file__).resolve().parent / "product_qa.py"
+    path = args.product_qa or Path(__file__).resolve().parent / "product_qa.py"
     if not path.exists():
         return None
     spec = importlib.util.spec_from_file_location("product_qa", path)
@@ -247,6 +247,8 @@ def main() -> None:
     ap.add_argument("--rows", default=",".join(ROW_MODES), help="comma-separated rows")
     ap.add_argument("--wtq-pages", type=int, default=100, help="first N wtq-dev pages by id (of 300)")
     ap.add_argument("--grid", action="store_true", help="also score the fusion grid (main row, hybrid)")
+    ap.add_argument("--product-qa", type=Path, default=None,
+                    help="the product-facts set's builder (default: bench/product_qa.py beside this file)")
     ap.add_argument("--shape", action="store_true", help="chunk shape and answers kept only (no embedding)")
     ap.add_argument("--json", type=Path, default=None, help="write the results here as JSON")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "blockcrawl-qa",

@@ -94,3 +94,23 @@ def test_a_subsection_fragment_joins_its_parent_and_a_lone_heading_gives_way_to_
     assert chunks[0].text.endswith("in a few words.\nDescription: Second novel.")  # the subsection's heading kept
     assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]
     assert [c.text for c in chunks[1:]] == ["Card: A card."]  # no "Fiction:" chunk: the card's path says it
+
+
+def test_sibling_fragments_pack_under_their_parent_and_lone_headings_are_no_chunks():
+    cards = [Block(f"Card {i}: Regular price ${i}.99", f"Regular price ${i}.99", ("Related items", f"Card {i}"),
+                   "html/body/div", i, "http://x.test/", f"c{i}") for i in range(6)]
+    lone = Block("Care:", "", ("Care",), "html/body/h2", 6, "http://x.test/", "care", kind="heading")
+    chunks = chunk_blocks([*cards, lone], size=100, overlap=8, tokenizer=TOK)
+    assert len(chunks) == 1 and chunks[0].heading_path == ("Related items",)
+    assert chunks[0].text == "\n".join(b.text for b in cards)
+    assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]
+
+
+def test_top_level_sibling_fragments_pack_but_not_into_a_longer_section():
+    tiles = [Block(f"Tile {i}: A short feature.", "A short feature.", (f"Tile {i}",), "html/body/div", i,
+                   "http://x.test/", f"t{i}") for i in range(3)]
+    notes = section("Notes", ["one lone note here."], 3)
+    attrs = section("Attributes", [f"attr item {i} is short." for i in range(3)], 4)
+    chunks = chunk_blocks([*tiles, *notes, *attrs], size=100, overlap=8, tokenizer=TOK)
+    assert chunks[0].heading_path == () and chunks[0].text == "\n".join(b.text for b in [*tiles, *notes])
+    assert [c.heading_path for c in chunks[1:]] == [("Attributes",)]  # a section of 3 blocks packs on its own

@@ -308,7 +308,7 @@ DROPPED = -2  # _packs: a lone heading whose subsections follow (their heading p
 
 
 def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[str], sums: Sequence[int],
-           size: int) -> dict[int, int]:
+           size: int, lifted: set[int]) -> dict[int, int]:
     """Runs of consecutive blocks packed into one chunk: first index -> end (exclusive), -1 for each
     later member, DROPPED for a lone heading (kind "heading") followed by a block of its section.
     A run holds text blocks of one section (the same heading path, prefix and context) whose texts
@@ -318,7 +318,12 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
     (Docling's HybridChunker merges undersized peers of one heading alike). A block of a
     subsection under FRAGMENT tokens (with its heading) joins the run too, its heading kept in
     its text ("Description: ..."): a two-line section is not a chunk of its own when its parent's
-    text before it has room. Runs of one block are not listed. sums: token counts of the bodies,
+    text before it has room. Sibling sections that are each a fragment (the cards of a carousel,
+    feature tiles: sections of one block each) pack together under their parent heading (the
+    page's title where they have none), each behind its own: their run's first index is added to lifted. A lone heading (kind
+    "heading", a section with no text of its own) is no chunk unless it is all the page gives: its
+    subsections' heading paths and contexts name it, and alone it holds nothing to read (it gets no
+    vector either). Runs of one block are not listed. sums: token counts of the bodies,
     prefixes and contexts (three runs of len(blocks)). Linear in the blocks."""
     nb = len(blocks)
     out: dict[int, int] = {}
@@ -327,11 +332,16 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
         ctx = sums[2 * nb + k]
         return sums[nb + k] + (ctx if ctx and sums[nb + k] + ctx <= size // 2 else 0)
 
+    def fragment(j: int) -> bool:
+        return sums[j] + sums[nb + j] < FRAGMENT
+
+    def whole(j: int) -> bool:  # block j is all its section holds (the next block is not of it)
+        return j + 1 >= nb or blocks[j + 1].heading_path != blocks[j].heading_path
+
     k = 0
     while k < nb:
         b = blocks[k]
-        if b.kind == "heading" and k + 1 < nb and blocks[k + 1].url == b.url and \
-                blocks[k + 1].heading_path[:len(b.heading_path)] == b.heading_path:
+        if b.kind == "heading" and nb > 1:
             out[k] = DROPPED
             k += 1
             continue
@@ -346,9 +356,14 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
                 break
             if c.heading_path == path and prefixes[end] == prefixes[k] and contexts[end] == contexts[k]:
                 add = sums[end]
-            elif len(c.heading_path) > depth and c.heading_path[:depth] == path \
-                    and sums[end] + sums[nb + end] < FRAGMENT:
+            elif len(c.heading_path) > depth and c.heading_path[:depth] == path and fragment(end):
                 add = sums[end] + sums[nb + end]  # a subsection's fragment, behind its heading
+            elif (depth and len(c.heading_path) == depth and c.heading_path[:-1] == path[:-1]
+                  and fragment(end) and whole(end) and (k in lifted or (end == k + 1 and fragment(k) and whole(k)))):
+                # sibling sections that are each a fragment (cards of a carousel, feature tiles):
+                # one chunk under their parent, each behind its own heading
+                lifted.add(k)
+                add = sums[end] + sums[nb + end]
             else:
                 break
             if used + add > size:
@@ -358,6 +373,8 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
         if end - k > 1:
             out[k] = end
             out.update((j, -1) for j in range(k + 1, end))
+        else:
+            lifted.discard(k)
         k = end
     return out
 
@@ -394,7 +411,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     n_table = 0
     chunks: list[Chunk] = []
     first_row = 0
-    packs = _packs(blocks, prefixes, contexts, [sum(c) for c in counts[:3 * nb]], size)
+    lifted: set[int] = set()
+    packs = _packs(blocks, prefixes, contexts, [sum(c) for c in counts[:3 * nb]], size, lifted)
     for k, (b, prefix) in enumerate(zip(blocks, prefixes)):
         body_counts, context = counts[k], contexts[k]
         reserve, total, ctx = sum(counts[nb + k]), sum(body_counts), sum(counts[2 * nb + k])
@@ -406,12 +424,13 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
             end = packs[k]
             if end < 0:
                 continue  # packed into an earlier block's chunk, or a lone heading its subsections say
-            inline = [blocks[j].heading_path != b.heading_path for j in range(k, end)]
+            path = b.heading_path[:-1] if k in lifted else b.heading_path
+            inline = [blocks[j].heading_path != path for j in range(k, end)]
             bodies = [blocks[j].text if sub else blocks[j].body for j, sub in zip(range(k, end), inline)]
-            n = own + sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0)
-                          for j, sub in zip(range(k, end), inline))
-            chunks.append(Chunk(prefix + PACK_SEP.join(bodies), b.url, b.heading_path, b.position, 0, b.hash,
-                                n, context))
+            n = sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0) for j, sub in zip(range(k, end), inline))
+            lead = "" if k in lifted else prefix  # lifted: the first block's heading is inline too
+            chunks.append(Chunk(lead + PACK_SEP.join(bodies), b.url, path, b.position, 0, b.hash,
+                                n + (0 if k in lifted else own), context))
             continue
         if b.kind in TABLE_KINDS and b.rows:
             rc = row_counts[first_row:first_row + len(b.rows)]
