@@ -22,7 +22,7 @@ def where(h: Hit) -> str:
     """"Title > Heading > Subheading" of a hit: its page title (its URL when it has none), then
     its heading path, the first heading left out when the title already says it."""
     title = " ".join(h.title.split())
-    path = list(h.heading_path)
+    path = [p.strip("¶#§ ") for p in h.heading_path]
     if path and title and path[0].strip("¶#§ ").lower() in title.lower():
         path = path[1:]
     return " > ".join([title or "(untitled)", *path])
