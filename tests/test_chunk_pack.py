@@ -110,7 +110,21 @@ def test_top_level_sibling_fragments_pack_but_not_into_a_longer_section():
     tiles = [Block(f"Tile {i}: A short feature.", "A short feature.", (f"Tile {i}",), "html/body/div", i,
                    "http://x.test/", f"t{i}") for i in range(3)]
     notes = section("Notes", ["one lone note here."], 3)
-    attrs = section("Attributes", [f"attr item {i} is short." for i in range(3)], 4)
+    attrs = section("Attributes", [f"attr item {i} is short." for i in range(8)], 4)
     chunks = chunk_blocks([*tiles, *notes, *attrs], size=100, overlap=8, tokenizer=TOK)
     assert chunks[0].heading_path == () and chunks[0].text == "\n".join(b.text for b in [*tiles, *notes])
-    assert [c.heading_path for c in chunks[1:]] == [("Attributes",)]  # a section of 3 blocks packs on its own
+    # a section whose blocks together are no fragment packs on its own
+    assert [c.heading_path for c in chunks[1:]] == [("Attributes",)]
+
+
+def test_sibling_sections_of_several_blocks_pack_when_together_they_are_a_fragment():
+    cards = []
+    for i in range(4):
+        cards += [Block(f"Card {i}: $1{i}.99", f"$1{i}.99", ("More like this", f"Card {i}"), "html/body/div", 2 * i,
+                        "http://x.test/", f"p{i}"),
+                  Block(f"Card {i}: Add to cart", "Add to cart", ("More like this", f"Card {i}"), "html/body/div",
+                        2 * i + 1, "http://x.test/", f"a{i}")]
+    chunks = chunk_blocks(cards, size=100, overlap=8, tokenizer=TOK)
+    assert len(chunks) == 1 and chunks[0].heading_path == ("More like this",)
+    assert chunks[0].text == "\n".join(b.text for b in cards)
+    assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]

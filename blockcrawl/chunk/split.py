@@ -319,9 +319,10 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
     subsection under FRAGMENT tokens (with its heading) joins the run too, its heading kept in
     its text ("Description: ..."): a two-line section is not a chunk of its own when its parent's
     text before it has room. Sibling sections that are each a fragment (the cards of a carousel,
-    feature tiles: sections of one block each) pack together under their parent heading (the
-    page's title where they have none), each behind its own: their run's first index is added to lifted. A lone heading (kind
-    "heading", a section with no text of its own) is no chunk unless it is all the page gives: its
+    feature tiles: sections whose blocks together are a fragment) pack together under their
+    parent heading (the page's title where they have none), each block behind its own: their
+    run's first index is added to lifted. A lone heading (kind "heading", a section with no text
+    of its own) is no chunk unless it is all the page gives: its
     subsections' heading paths and contexts name it, and alone it holds nothing to read (it gets no
     vector either). Runs of one block are not listed. sums: token counts of the bodies,
     prefixes and contexts (three runs of len(blocks)). Linear in the blocks."""
@@ -335,8 +336,12 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
     def fragment(j: int) -> bool:
         return sums[j] + sums[nb + j] < FRAGMENT
 
-    def whole(j: int) -> bool:  # block j is all its section holds (the next block is not of it)
-        return j + 1 >= nb or blocks[j + 1].heading_path != blocks[j].heading_path
+    def section_end(j: int) -> int:  # the end of the run of text blocks of block j's section
+        e = j + 1
+        while e < nb and blocks[e].heading_path == blocks[j].heading_path and blocks[e].kind in PACKED_KINDS \
+                and blocks[e].body and blocks[e].url == blocks[j].url:
+            e += 1
+        return e
 
     k = 0
     while k < nb:
@@ -358,12 +363,24 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
                 add = sums[end]
             elif len(c.heading_path) > depth and c.heading_path[:depth] == path and fragment(end):
                 add = sums[end] + sums[nb + end]  # a subsection's fragment, behind its heading
-            elif (depth and len(c.heading_path) == depth and c.heading_path[:-1] == path[:-1]
-                  and fragment(end) and whole(end) and (k in lifted or (end == k + 1 and fragment(k) and whole(k)))):
+            elif depth and len(c.heading_path) == depth and c.heading_path[:-1] == path[:-1]:
                 # sibling sections that are each a fragment (cards of a carousel, feature tiles):
-                # one chunk under their parent, each behind its own heading
+                # one chunk under their parent, each block behind its own heading
+                stop = section_end(end)
+                add = sum(sums[j] + sums[nb + j] for j in range(end, stop))
+                if add >= FRAGMENT:
+                    break
+                if k not in lifted:  # the run so far is k's own section: a fragment too?
+                    own = sum(sums[j] + sums[nb + j] for j in range(k, end))
+                    if own >= FRAGMENT:
+                        break
+                    add += own - (used - fixed(k) + sums[nb + k])  # its blocks now inline, behind their heading
+                if used + add > size:
+                    break
                 lifted.add(k)
-                add = sums[end] + sums[nb + end]
+                used += add
+                end = stop
+                continue
             else:
                 break
             if used + add > size:
