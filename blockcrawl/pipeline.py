@@ -292,7 +292,8 @@ class SitePipeline:
             if rec is not None:
                 blocks = [*blocks, rec]
         new, dropped = self._dedup(blocks)
-        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title, heading=heading)
+        chunks = chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=title, heading=heading,
+                              site_name=info.meta.site_name if info is not None else "")
         if self.mode != "main":
             text = "\n\n".join(b.text for b in new)
         res = PageResult(url, title, text, new, chunks, dropped, "".join(mds), info,
@@ -371,7 +372,7 @@ class SitePipeline:
         new, dropped = self._dedup(f.blocks)
         chunks = r.chunks if [b.hash for b in new] == [b.hash for b in r.blocks] else \
             chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=r.title,
-                         heading=page_heading(f.dom))
+                         heading=page_heading(f.dom), site_name=r.info.meta.site_name if r.info else "")
         info = replace(r.info, cluster=cluster) if r.info is not None else None
         return PageResult(r.url, r.title, r.text, new, chunks, dropped, md, info)
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..hashing import text_hash
 from ..records import Block, Chunk
+from .identity import page_identity
 from .tokenize import _SPLIT_DISAGREES, Tokenizer, default_tokenizer, word_counts
 
 DEFAULT_SIZE = 200  # tokens: all-MiniLM-L6-v2 reads at most 256 word pieces
@@ -262,7 +263,7 @@ def chunk_context(title: str, block: Block, heading: str = "") -> str:
     parts = [] if shown_all else list(path[:-1])
     title = " ".join(title.split())
     lead = 0
-    if title and not (path and path[0].lower() in title.lower()):
+    if title and not (path and path[0].strip("¶#§ ").lower() in title.lower()):
         parts.insert(0, title)
         lead = 1
     heading = " ".join(heading.split())
@@ -300,16 +301,118 @@ def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, ov
     return out
 
 
+PACKED_KINDS = frozenset({"text"})  # tables, infoboxes and records keep their own chunking
+PACK_SEP = "\n"  # between the bodies of packed blocks: a line break, a sentence start to split_text
+FRAGMENT = 32  # tokens: a block under this is a fragment, packed with its parent section's text
+DROPPED = -2  # _packs: a lone heading whose subsections follow (their heading paths and contexts say it)
+
+
+def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[str], sums: Sequence[int],
+           size: int, lifted: set[int]) -> dict[int, int]:
+    """Runs of consecutive blocks packed into one chunk: first index -> end (exclusive), -1 for each
+    later member, DROPPED for a lone heading (kind "heading") followed by a block of its section.
+    A run holds text blocks of one section (the same heading path, prefix and context) whose texts
+    together, with the prefix and context once, fit in size tokens; it is grown greedily, block
+    after block, and a block that does not fit starts the next run. So a section of ten one-line
+    entries is one chunk, not ten fragments that each match the title half of a question
+    (Docling's HybridChunker merges undersized peers of one heading alike). A block of a
+    subsection under FRAGMENT tokens (with its heading) joins the run too, its heading kept in
+    its text ("Description: ..."): a two-line section is not a chunk of its own when its parent's
+    text before it has room. Sibling sections that are each a fragment (the cards of a carousel,
+    feature tiles: sections whose blocks together are a fragment) pack together under their
+    parent heading (the page's title where they have none), each block behind its own: their
+    run's first index is added to lifted. A lone heading (kind "heading", a section with no text
+    of its own) is no chunk unless it is all the page gives: its
+    subsections' heading paths and contexts name it, and alone it holds nothing to read (it gets no
+    vector either). Runs of one block are not listed. sums: token counts of the bodies,
+    prefixes and contexts (three runs of len(blocks)). Linear in the blocks."""
+    nb = len(blocks)
+    out: dict[int, int] = {}
+
+    def fixed(k: int) -> int:  # tokens of block k's prefix and context: paid once per chunk
+        ctx = sums[2 * nb + k]
+        return sums[nb + k] + (ctx if ctx and sums[nb + k] + ctx <= size // 2 else 0)
+
+    def fragment(j: int) -> bool:
+        return sums[j] + sums[nb + j] < FRAGMENT
+
+    def section_end(j: int) -> int:  # the end of the run of text blocks of block j's section
+        e = j + 1
+        while e < nb and blocks[e].heading_path == blocks[j].heading_path and blocks[e].kind in PACKED_KINDS \
+                and blocks[e].body and blocks[e].url == blocks[j].url:
+            e += 1
+        return e
+
+    k = 0
+    while k < nb:
+        b = blocks[k]
+        if b.kind == "heading" and nb > 1:
+            out[k] = DROPPED
+            k += 1
+            continue
+        if b.kind not in PACKED_KINDS or not b.body or fixed(k) + sums[k] > size:
+            k += 1
+            continue
+        path, depth = b.heading_path, len(b.heading_path)
+        used, end = fixed(k) + sums[k], k + 1
+        while end < nb:
+            c = blocks[end]
+            if c.kind not in PACKED_KINDS or not c.body or c.url != b.url:
+                break
+            if c.heading_path == path and prefixes[end] == prefixes[k] and contexts[end] == contexts[k]:
+                add = sums[end]
+            elif len(c.heading_path) > depth and c.heading_path[:depth] == path and fragment(end):
+                add = sums[end] + sums[nb + end]  # a subsection's fragment, behind its heading
+            elif depth and len(c.heading_path) == depth and c.heading_path[:-1] == path[:-1]:
+                # sibling sections that are each a fragment (cards of a carousel, feature tiles):
+                # one chunk under their parent, each block behind its own heading
+                stop = section_end(end)
+                add = sum(sums[j] + sums[nb + j] for j in range(end, stop))
+                if add >= FRAGMENT:
+                    break
+                if k not in lifted:  # the run so far is k's own section: a fragment too?
+                    own = sum(sums[j] + sums[nb + j] for j in range(k, end))
+                    if own >= FRAGMENT:
+                        break
+                    add += own - (used - fixed(k) + sums[nb + k])  # its blocks now inline, behind their heading
+                if used + add > size:
+                    break
+                lifted.add(k)
+                used += add
+                end = stop
+                continue
+            else:
+                break
+            if used + add > size:
+                break
+            used += add
+            end += 1
+        if end - k > 1:
+            out[k] = end
+            out.update((j, -1) for j in range(k + 1, end))
+        else:
+            lifted.discard(k)
+        k = end
+    return out
+
+
 def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
-                 tokenizer: Tokenizer | None = None, title: str = "", heading: str = "") -> list[Chunk]:
-    """Chunks of each block; a chunk never crosses a block boundary, and every chunk of a block
+                 tokenizer: Tokenizer | None = None, title: str = "", heading: str = "",
+                 site_name: str = "") -> list[Chunk]:
+    """Chunks of each block; a chunk crosses a block boundary only where small blocks of one section
+    are packed into one (_packs), and every chunk of a block
     carries the block's heading prefix so it reads on its own, and its context (chunk_context:
     title, the page's heading if they do not say it, and outer headings) for the embedding; size
     bounds the two together (n_tokens counts the text alone, as before).
     A table's chunks are runs of its rows packed whole (Block.rows) up to size, each chunk behind
-    the table's heading and caption, its header line first (Block.header)."""
+    the table's heading and caption, its header line first (Block.header).
+    The title in the context is the page's name (identity.page_identity: the <title> without the
+    site's name, site_name from og:site_name where the page gives it, or the segment naming the h1).
+    Packed runs: consecutive text blocks of one section, fragments of its subsections with their
+    heading, up to size (_packs); a lone heading whose subsections follow is no chunk of its own."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
+    title = page_identity(title, heading, site_name)
     # The heading prefix of each block ("Germany: "); a lone heading is all prefix.
     prefixes = [b.text[: len(b.text) - len(b.body)] if b.text.endswith(b.body) else "" for b in blocks]
     contexts = [chunk_context(title, b, heading) for b in blocks]
@@ -325,6 +428,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     n_table = 0
     chunks: list[Chunk] = []
     first_row = 0
+    lifted: set[int] = set()
+    packs = _packs(blocks, prefixes, contexts, [sum(c) for c in counts[:3 * nb]], size, lifted)
     for k, (b, prefix) in enumerate(zip(blocks, prefixes)):
         body_counts, context = counts[k], contexts[k]
         reserve, total, ctx = sum(counts[nb + k]), sum(body_counts), sum(counts[2 * nb + k])
@@ -332,6 +437,18 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
             context, ctx = "", 0  # a context too long to repeat: the text alone
         own = reserve  # n_tokens counts the text; the budget counts the context too
         reserve += ctx
+        if k in packs:  # a run of small blocks of one section: one chunk (packed whole, see _packs)
+            end = packs[k]
+            if end < 0:
+                continue  # packed into an earlier block's chunk, or a lone heading its subsections say
+            path = b.heading_path[:-1] if k in lifted else b.heading_path
+            inline = [blocks[j].heading_path != path for j in range(k, end)]
+            bodies = [blocks[j].text if sub else blocks[j].body for j, sub in zip(range(k, end), inline)]
+            n = sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0) for j, sub in zip(range(k, end), inline))
+            lead = "" if k in lifted else prefix  # lifted: the first block's heading is inline too
+            chunks.append(Chunk(lead + PACK_SEP.join(bodies), b.url, path, b.position, 0, b.hash,
+                                n + (0 if k in lifted else own), context))
+            continue
         if b.kind in TABLE_KINDS and b.rows:
             rc = row_counts[first_row:first_row + len(b.rows)]
             first_row += len(b.rows)

@@ -101,7 +101,10 @@ def add_context(store: SearchStore, hits: Sequence[tuple[Hit, StoredChunk]], con
     if context == "block" and max_tokens is None:
         texts = store.block_texts([(r.page_id, r.block_position) for _, r in hits])
         for h, r in hits:
-            h.context = texts.get((r.page_id, r.block_position), h.text)
+            block = texts.get((r.page_id, r.block_position), h.text)
+            # a chunk packed from several small blocks of one section (chunk.split._packs) is
+            # longer than its first block: the chunk is the context then
+            h.context = block if len(block) >= len(h.text) else h.text
         return
     tok = tokenizer or _tokenizer()
     by_page: dict[int, list[tuple[int, str]]] = {}

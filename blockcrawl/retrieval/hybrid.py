@@ -1,5 +1,6 @@
 """Search a store: exact (or ANN) vector search, FTS5 keyword search, and their reciprocal rank
-fusion (RRF, k=20): score(chunk) = sum over the two rankings of 1 / (20 + rank), plus a boost for
+fusion (RRF, k=20): score(chunk) = sum over the two rankings of weight / (20 + rank) (the vector
+list's weight VECTOR_WEIGHT, the keyword list's 1), plus a boost for
 the share of the query's words in the chunk's page title and headings (Ranking).
 
 On top of the ranking, what makes a result list usable (SearchOptions): filters by host, URL prefix
@@ -27,12 +28,11 @@ from ..index.vectors import HALF_MIN_ROWS, HalfScan
 from ..store.protocols import SearchStore, StoredChunk
 
 MODES = ("hybrid", "vector", "keyword")
-# Fusion: RRF_K was 60, then 20 with the title boost (0.520 -> 0.668 strict R@5 on wtq-dev); on the
-# final chunks of the seventh session (all 300 wtq-dev pages, 5 folds by page, each fold's setting
-# chosen on the other four) k 10 with the vector list weighted 0.75 won in every fold: hybrid R@5
-# held out 0.679 -> 0.696, R@1 0.280 -> 0.273, R@1000tok 0.813 -> 0.816 (docs/search.md).
-RRF_K = 10
-VECTOR_WEIGHT = 0.75
+# Fusion: chosen by the minimum over several kinds of site at once (docs, Wikipedia tables, a shop:
+# bench/qa.py --grid), never one; the vector list weighted 3x the keyword list, at the middle of the
+# flat top of that minimum (docs/decisions/0301-fusion-over-sets.md).
+RRF_K = 20
+VECTOR_WEIGHT = 3.0
 MAX_K = 100
 MAX_QUERY_CHARS = 1000
 MAX_DEPTH = 300  # offset + k: hits reachable by paging (3x that many candidates per list at most)
