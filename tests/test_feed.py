@@ -17,7 +17,7 @@ from blockcrawl.feed import changes_page, parse_since
 from blockcrawl.index import build_index
 from blockcrawl.store import open_store
 
-from .pgserver import fresh_db, pg_server  # noqa: F401 - the session fixture
+from .pgserver import fresh_db
 from .syncsite import SyncSite
 from .test_store import WordEmbedder
 
