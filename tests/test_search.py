@@ -99,45 +99,6 @@ def test_hybrid_fuses_ranks(reader):
     assert len(search(reader, "country", 2, "hybrid")) == 2
 
 
-class _Slow:
-    """A store whose keyword side is slow, or fails, or whose vector side fails: the rest delegated."""
-
-    def __init__(self, inner, keyword_error=None, vector_error=None) -> None:
-        self.inner, self.keyword_error, self.vector_error = inner, keyword_error, vector_error
-        self.keyword_done = threading.Event()
-
-    def keyword_ranked(self, *args, **kw):
-        time.sleep(0.2)  # still running when the vector side fails
-        try:
-            if self.keyword_error:
-                raise self.keyword_error
-            return self.inner.keyword_ranked(*args, **kw)
-        finally:
-            self.keyword_done.set()
-
-    def index_meta(self):
-        meta = self.inner.index_meta()
-        return {**meta, "model": "other"} if self.vector_error else meta
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
-def test_hybrid_keyword_side_runs_beside_the_vector_side_and_is_waited_for(reader):
-    slow = _Slow(reader)
-    assert [h.chunk_id for h in search(slow, "New Delhi capital", 5, "hybrid")] == \
-        [h.chunk_id for h in search(reader, "New Delhi capital", 5, "hybrid")]
-    # the keyword side's error reaches the caller, as it was raised
-    with pytest.raises(KeyError, match="fts gone"):
-        search(_Slow(reader, keyword_error=KeyError("fts gone")), "New Delhi capital", 5, "hybrid")
-    # the vector side fails first (another model): the keyword side has finished before search returns
-    failing = _Slow(reader, vector_error=True)
-    with pytest.raises(NotIndexed, match="re-run index"):
-        search(failing, "New Delhi capital", 5, "hybrid")
-    assert failing.keyword_done.is_set()
-    assert not [t for t in threading.enumerate() if t.name.startswith("blockcrawl-keyword")]
-
-
 def test_heading_only_blocks_get_no_vector(reader):
     for h in search(reader, "Europe Countries", 10, "vector"):
         assert h.text != "Europe Countries:"
@@ -510,3 +471,42 @@ def test_help_does_not_import_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert r.stdout.strip().splitlines()[-1] == "False False"
+
+
+class _Slow:
+    """A store whose keyword side is slow, or fails, or whose vector side fails: the rest delegated."""
+
+    def __init__(self, inner, keyword_error=None, vector_error=None) -> None:
+        self.inner, self.keyword_error, self.vector_error = inner, keyword_error, vector_error
+        self.keyword_done = threading.Event()
+
+    def keyword_ranked(self, *args, **kw):
+        time.sleep(0.2)  # still running when the vector side fails
+        try:
+            if self.keyword_error:
+                raise self.keyword_error
+            return self.inner.keyword_ranked(*args, **kw)
+        finally:
+            self.keyword_done.set()
+
+    def index_meta(self):
+        meta = self.inner.index_meta()
+        return {**meta, "model": "other"} if self.vector_error else meta
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_hybrid_keyword_side_runs_beside_the_vector_side_and_is_waited_for(reader):
+    slow = _Slow(reader)
+    assert [h.chunk_id for h in search(slow, "New Delhi capital", 5, "hybrid")] == \
+        [h.chunk_id for h in search(reader, "New Delhi capital", 5, "hybrid")]
+    # the keyword side's error reaches the caller, as it was raised
+    with pytest.raises(KeyError, match="fts gone"):
+        search(_Slow(reader, keyword_error=KeyError("fts gone")), "New Delhi capital", 5, "hybrid")
+    # the vector side fails first (another model): the keyword side has finished before search returns
+    failing = _Slow(reader, vector_error=True)
+    with pytest.raises(NotIndexed, match="re-run index"):
+        search(failing, "New Delhi capital", 5, "hybrid")
+    assert failing.keyword_done.is_set()
+    assert not [t for t in threading.enumerate() if t.name.startswith("blockcrawl-keyword")]
