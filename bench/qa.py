@@ -14,7 +14,7 @@ Each set's pages go, in path order, through one SitePipeline(mode="main") - the 
 `blockcrawl crawl` (PipelineConfig(mode="main"), defaults), without the HTTP fetch - and into a
 Store indexed by build_index with tables.CachedEmbedder (vectors cached by text across runs).
 Ranking: for each question the vector and keyword candidate lists (100 each: search()'s first
-tier) are read once and blockcrawl.retrieval.hybrid.rank replays search()'s steps over them for
+tier) are read once and blockcrawl.retrieval.ranking.rank replays search()'s steps over them for
 each mode (and for each Ranking of --grid, to choose defaults over all sets at once).
 
 Rows: main (the crawl's chunks; modes vector, keyword, hybrid), and the naive recipes, vector
@@ -50,7 +50,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import tables  # noqa: E402
 
-from blockcrawl.retrieval.hybrid import RANKING, Ranking, rank  # noqa: E402
+from blockcrawl.retrieval.ranking import RANKING, Ranking, rank  # noqa: E402
 
 DATA = Path(os.environ.get("BLOCKCRAWL_BENCH_DATA", "/work/shared/bench/data"))
 N = 100  # candidates per list: search()'s first tier
@@ -171,7 +171,7 @@ def build(qa: QASet, name: str, row: tables.Row, tmp: Path, embedder: Any,
 
 def candidates(path: Path, qa: QASet, embedder: Any) -> tuple[list[Any], dict[int, Any]]:
     """Per question (query, vector list, keyword list), and the rows of every candidate."""
-    from blockcrawl.retrieval.hybrid import _vector_ranked, _vectors
+    from blockcrawl.retrieval.vector_cache import _vector_ranked, _vectors
     from blockcrawl.store import Store
 
     lists = []

@@ -3,7 +3,7 @@ and heading boost, chosen with leave-some-pages-out and reported on the pages he
 
 Builds the `main` row of bench/tables.py (the crawl's default chunks) for the first --pages pages,
 embeds it through tables.CachedEmbedder, then reads once per question the vector and keyword
-candidate lists search() fuses (top 100 each, its first tier at k 10) and replays blockcrawl.retrieval.hybrid.rank over
+candidate lists search() fuses (top 100 each, its first tier at k 10) and replays blockcrawl.retrieval.ranking.rank over
 them for every setting of a grid: a setting costs Python over the lists, not a search.
 Folds: the pages in --folds groups by id; a setting is chosen on the other groups' questions (best
 strict R@5, ties to the simpler setting) and scored on the group's own. Reads
@@ -35,13 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tables  # noqa: E402
 
-from blockcrawl.retrieval.hybrid import Ranking, rank  # noqa: E402
+from blockcrawl.retrieval.ranking import Ranking, rank  # noqa: E402
 
 N = 100  # candidates per list, as search's first tier (k 10)
 
 
 def candidates(path: Path, queries: list[dict[str, Any]], embedder: Any) -> tuple[list[Any], dict[int, Any]]:
-    from blockcrawl.retrieval.hybrid import _vector_ranked, _vectors
+    from blockcrawl.retrieval.vector_cache import _vector_ranked, _vectors
     from blockcrawl.store import Store
 
     lists = []

@@ -422,9 +422,9 @@ def bench_latency(sizes: list[int], base: Base, tmp: Path, k: int, n_queries: in
                     f"(hits within {TIE} of the exact 10th cosine: {t_real:.3f}, {t_held:.3f}); "
                     "p50 column: ms per graph query", ms_real)
             del graph
-            from blockcrawl.retrieval import hybrid
+            from blockcrawl.retrieval import vector_cache
 
-            hybrid._cache.clear()  # the exact rows cached this index generation's vectors, not the graph
+            vector_cache._cache.clear()  # the exact rows cached this index generation's vectors, not the graph
             t = time.perf_counter()
             search(path, queries[0], k, "vector")  # first query loads the graph
             load_s = time.perf_counter() - t

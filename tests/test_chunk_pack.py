@@ -6,7 +6,7 @@ from blockcrawl.chunk.identity import page_identity
 from blockcrawl.hashing import text_hash
 from blockcrawl.records import Block
 from blockcrawl.retrieval.format import format_hits
-from blockcrawl.retrieval.hybrid import Hit
+from blockcrawl.retrieval.hit import Hit
 
 TOK = WordTokenizer()
 

@@ -149,7 +149,7 @@ def test_mask_text_separates_blocks():
 
 
 def test_search_kind_takes_the_seven_types():
-    from blockcrawl.retrieval.hybrid import SearchError, _check_kind
+    from blockcrawl.retrieval.options import SearchError, _check_kind
 
     for t in PAGE_TYPES:
         assert _check_kind(t.upper()) == t

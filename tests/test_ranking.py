@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from blockcrawl.retrieval import search
-from blockcrawl.retrieval.hybrid import Ranking, rank
+from blockcrawl.retrieval.ranking import Ranking, rank
 from blockcrawl.store import Store
 from blockcrawl.store.protocols import StoredChunk
 
@@ -130,13 +130,13 @@ def test_words_in_a_chunks_block_lift_it_over_an_equal_chunk_of_another_block():
     assert rank(Ranking(), "hybrid", query, vec, kw, info, 3)[1:] == [2, 1]
 
 
-def test_words_held_matches_whole_words_folded_as_fts5():
-    from blockcrawl.retrieval.hybrid import _words_held
+def testwords_held_matches_whole_words_folded_as_fts5():
+    from blockcrawl.retrieval.terms import words_held
 
     terms = frozenset({"zurich", "play", "octane", "2003"})
     texts = ["Played in Zürich", "play-offs", "octanes", "2003|Octane", "", "ZURICH"]
-    assert _words_held(terms, texts) == [{"zurich"}, {"play"}, set(), {"2003", "octane"}, set(), {"zurich"}]
-    assert _words_held(frozenset(), texts) == [set()] * len(texts)
+    assert words_held(terms, texts) == [{"zurich"}, {"play"}, set(), {"2003", "octane"}, set(), {"zurich"}]
+    assert words_held(frozenset(), texts) == [set()] * len(texts)
 
 
 def test_the_word_boost_goes_to_the_page_the_question_names():

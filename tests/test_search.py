@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +16,7 @@ from blockcrawl.index import Embedder, MiniLMEmbedder, NotIndexed, StoreMissing,
 from blockcrawl.index.ann import ann_paths
 from blockcrawl.index.ann import available as ann_available
 from blockcrawl.retrieval import Hit, SearchError, search
-from blockcrawl.retrieval.hybrid import RANKING, RRF_K, VECTOR_WEIGHT
+from blockcrawl.retrieval.ranking import RANKING, RRF_K, VECTOR_WEIGHT
 from blockcrawl.store import Store
 
 from .search_pages import COOKING, PAGE1, PAGES, fill, indexed
@@ -399,7 +401,7 @@ def test_other_model_reembeds(tmp_path):
 
 @pytest.mark.skipif(not ann_available(), reason="hnswlib not installed (pip install 'blockcrawl[ann]')")
 def test_ann_index(tmp_path):
-    from blockcrawl.retrieval import hybrid
+    from blockcrawl.retrieval import vector_cache
 
     path = tmp_path / "ann.db"
     fill(path, PAGES)
@@ -407,7 +409,7 @@ def test_ann_index(tmp_path):
     assert ann_paths(path)[0].is_file()
     queries = ("mountains and lowlands of the German landscape", "a database stored in a single file")
     by_ann = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
-    assert hybrid._cache[str(path.resolve())].ann is not None  # the graph answered
+    assert vector_cache._cache[str(path.resolve())].ann is not None  # the graph answered
     assert by_ann[0][0][0] == ["Europe Countries", "Germany"] and by_ann[1][0][0] == ["Languages", "SQLite"]
     # a later index run keeps the graph up to date (incrementally: the re-crawled page's new chunk
     # ids are added, its old ones marked deleted), and it agrees with exact search
@@ -415,13 +417,13 @@ def test_ann_index(tmp_path):
     build_index(path)
     assert json.loads(ann_paths(path)[1].read_text())["generation"] == "2"
     updated = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
-    assert hybrid._cache[str(path.resolve())].ann is not None
+    assert vector_cache._cache[str(path.resolve())].ann is not None
     bread = search(path, "how do I bake a loaf at home", 1, "vector")[0]
     assert "twelve minutes" in bread.text  # the new chunk, not the deleted one
     # --no-ann: the graph goes stale and search falls back to exact search, which agrees with it
     build_index(path, ann=False)
     exact = [[(h.heading_path, h.text) for h in search(path, q, 4, "vector")] for q in queries]
-    assert hybrid._cache[str(path.resolve())].ann is None
+    assert vector_cache._cache[str(path.resolve())].ann is None
     assert exact == updated == by_ann
 
 
@@ -473,3 +475,42 @@ def test_help_does_not_import_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert r.stdout.strip().splitlines()[-1] == "False False"
+
+
+class _Slow:
+    """A store whose keyword side is slow, or fails, or whose vector side fails: the rest delegated."""
+
+    def __init__(self, inner, keyword_error=None, vector_error=None) -> None:
+        self.inner, self.keyword_error, self.vector_error = inner, keyword_error, vector_error
+        self.keyword_done = threading.Event()
+
+    def keyword_ranked(self, *args, **kw):
+        time.sleep(0.2)  # still running when the vector side fails
+        try:
+            if self.keyword_error:
+                raise self.keyword_error
+            return self.inner.keyword_ranked(*args, **kw)
+        finally:
+            self.keyword_done.set()
+
+    def index_meta(self):
+        meta = self.inner.index_meta()
+        return {**meta, "model": "other"} if self.vector_error else meta
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_hybrid_keyword_side_runs_beside_the_vector_side_and_is_waited_for(reader):
+    slow = _Slow(reader)
+    assert [h.chunk_id for h in search(slow, "New Delhi capital", 5, "hybrid")] == \
+        [h.chunk_id for h in search(reader, "New Delhi capital", 5, "hybrid")]
+    # the keyword side's error reaches the caller, as it was raised
+    with pytest.raises(KeyError, match="fts gone"):
+        search(_Slow(reader, keyword_error=KeyError("fts gone")), "New Delhi capital", 5, "hybrid")
+    # the vector side fails first (another model): the keyword side has finished before search returns
+    failing = _Slow(reader, vector_error=True)
+    with pytest.raises(NotIndexed, match="re-run index"):
+        search(failing, "New Delhi capital", 5, "hybrid")
+    assert failing.keyword_done.is_set()
+    assert not [t for t in threading.enumerate() if t.name.startswith("blockcrawl-keyword")]

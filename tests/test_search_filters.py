@@ -16,7 +16,8 @@ from blockcrawl.index import build_index
 from blockcrawl.records import Block, Chunk
 from blockcrawl.retrieval import SearchError, SearchOptions, search
 from blockcrawl.retrieval.format import format_hits
-from blockcrawl.retrieval.hybrid import query_terms, snippet
+from blockcrawl.retrieval.snippets import snippet
+from blockcrawl.retrieval.terms import query_terms
 from blockcrawl.store import Store
 
 from .test_serve import HashEmbedder

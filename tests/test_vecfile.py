@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from blockcrawl.index import build_index, default_embedder, vecfile
-from blockcrawl.retrieval import hybrid, search
+from blockcrawl.retrieval import search, vector_cache
 from blockcrawl.store import Store
 from blockcrawl.store.sqlite import SqliteStore
 
@@ -17,12 +17,12 @@ def indexed(tmp_path):
     path = tmp_path / "site.db"
     fill(path, PAGES)
     build_index(path, embedder=default_embedder(), batch_size=8)
-    hybrid._cache.clear()
+    vector_cache._cache.clear()
     return path
 
 
 def ranking(path, query="how do I bake bread"):
-    hybrid._cache.clear()
+    vector_cache._cache.clear()
     return [(h.chunk_id, h.score) for h in search(path, query, k=8, mode="vector", per_page=0)]
 
 

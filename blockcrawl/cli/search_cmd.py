@@ -82,7 +82,7 @@ def _from_serve(args: argparse.Namespace) -> list[dict[str, Any]] | str | None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import BlockcrawlError
-    from ..retrieval.hybrid import SearchError, validate
+    from ..retrieval.options import SearchError, validate
 
     try:  # before asking a serve too: the one check every search path shares
         validate(args.query, 1, args.mode)

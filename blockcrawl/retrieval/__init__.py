@@ -1,5 +1,7 @@
 """Search stage: hybrid (RRF of vector and keyword ranks), vector or keyword search; HTTP API."""
 from .format import format_hits
-from .hybrid import MODES, Hit, SearchError, SearchOptions, search
+from .hit import Hit
+from .options import MODES, SearchError, SearchOptions
+from .searcher import search
 
 __all__ = ["MODES", "Hit", "SearchError", "SearchOptions", "format_hits", "search"]

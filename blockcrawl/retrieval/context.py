@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..chunk.tokenize import Tokenizer
     from ..store.protocols import SearchStore, StoredChunk
-    from .hybrid import Hit
+    from .hit import Hit
 
 MAX_CONTEXT_TOKENS = 8000  # ~40 chunks of 200 tokens: more than any one answer needs
 WINDOW = 256  # chunks either side of a hit read to grow it: bounds the work on a 10k-chunk page

@@ -4,7 +4,7 @@ from __future__ import annotations
 import textwrap
 
 from ..plaintext import plain
-from .hybrid import Hit
+from .hit import Hit
 
 
 def marked(text: str, highlights: list[tuple[int, int]], marks: tuple[str, str]) -> str:

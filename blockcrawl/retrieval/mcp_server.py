@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from ..errors import BlockcrawlError
-from .hybrid import MAX_K, PER_PAGE, SearchOptions, search
+from .options import MAX_K, PER_PAGE, SearchOptions
+from .searcher import search
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -242,7 +243,7 @@ def clean_line(line: bytes) -> bytes:
     """One JSON-RPC line from the client with every lone surrogate escape ("\\udce9", valid JSON but
     no Unicode text) turned into U+FFFD, as the SDK turns bytes that are not UTF-8. The SDK's parser
     refuses such a line as invalid JSON and then answers nothing at all, so a client waited for ever;
-    cleaned, the request is answered, and a query holding U+FFFD is a search error (retrieval.hybrid
+    cleaned, the request is answered, and a query holding U+FFFD is a search error (retrieval.options
     validate). Other lines are returned as they came."""
     if b"\\u" not in line:
         return line

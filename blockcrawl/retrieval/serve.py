@@ -47,8 +47,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..errors import BlockcrawlError, NotIndexed, StoreMissing
 from ..index.embed import Embedder, default_embedder
-from .hybrid import MAX_K, MODES, PER_PAGE, SearchError, SearchOptions, search
+from .options import MAX_K, MODES, PER_PAGE, SearchError, SearchOptions
 from .running import TOKEN_HEADER
+from .searcher import search
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
