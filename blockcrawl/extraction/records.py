@@ -12,7 +12,7 @@ site dedup drops it only as an exact copy (chunk.dedup).
 
 One forward pass over the flat Dom (no recursion): navigation, footers, forms and banner headers
 are skipped as subtrees, and so is what the page shows of other products (boxes named as
-recommendations, related items, carousels, ratings or review lists, pagerules.RECORD_FURNITURE_NAMES, and
+recommendations, related items, carousels, ratings or review lists, patterns.RECORD_FURNITURE_NAMES, and
 sections headed "Customers also bought", "You may also like"...: their "Club Price: $14.55" is no
 fact of this page); a <dl> or a table is read once as a whole; an element with <br> children is
 read as lines (`<b>Publisher:</b> Zebra<br><b>ISBN-13:</b> 978...<br>` in a table cell); any
@@ -151,7 +151,7 @@ _NONE, _SKIP, _FURNITURE = 0, 1, 2
 
 def _box_kind(dom: Dom, i: int) -> int:
     """_SKIP for what _skipped_box skips, _FURNITURE for a container named as other products'
-    furniture (pagerules.RECORD_FURNITURE_NAMES), else _NONE: the names are joined and searched once."""
+    furniture (patterns.RECORD_FURNITURE_NAMES), else _NONE: the names are joined and searched once."""
     t = dom.tag[i]
     if t in _SKIP_TAGS:
         return _SKIP
@@ -172,7 +172,7 @@ def _named_kind(cls: str, id_: str, role: str) -> int:
 # class strings repeat on a page and are cached; a page's ids are mostly its own, searched once each
 @lru_cache(maxsize=4096)
 def _furniture_named(names: str) -> bool:
-    from .pagerules import RECORD_FURNITURE_NAMES
+    from .patterns import RECORD_FURNITURE_NAMES
 
     return bool(names) and RECORD_FURNITURE_NAMES.search(names) is not None
 
@@ -491,10 +491,11 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
 
 
 def _furniture_heading(dom: Dom, i: int) -> bool:
-    from .pagerules import FURNITURE_HEADING, FURNITURE_HEADING_CHARS
+    from .params import DEFAULTS
+    from .patterns import FURNITURE_HEADING
 
     h = subtree_text(dom, i)
-    return len(h) <= FURNITURE_HEADING_CHARS and FURNITURE_HEADING.search(h) is not None
+    return len(h) <= DEFAULTS.furniture_heading_chars and FURNITURE_HEADING.search(h) is not None
 
 
 def _schema_value(v: object) -> str:
