@@ -29,6 +29,8 @@ from .errors import ConfigError
 from .extraction import dom_text
 from .extraction.api import DEFAULT_ALGORITHM, DEFAULT_MAX_BYTES, blocks_text, main_content, raw_body
 from .extraction.blocks import blocks_from_dom
+from .extraction.params import DEFAULTS as DEFAULT_PARAMS
+from .extraction.params import ExtractionParams
 from .extraction.records import KIND as RECORD_KIND
 from .extraction.records import page_heading, record_block, said_elsewhere
 from .extraction.registry import LEARN_PAGES, Selector, get, validate
@@ -76,6 +78,9 @@ class PipelineConfig:
     # blocks and do not enter the site's dedup (crawl --only-articles): a listing's teaser
     # paragraph would otherwise be "already seen" when its article comes
     only_articles: bool = False
+    # mode main: the main-content rules' parameters (extraction.params) for a tunable algorithm
+    # (auto); a tuning run is replace(DEFAULT_PARAMS, ...), others refuse any but the defaults
+    params: ExtractionParams = DEFAULT_PARAMS
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -83,6 +88,10 @@ class PipelineConfig:
         if not isinstance(self.algorithm, str):
             raise ConfigError(f"algorithm must be a name, not {self.algorithm!r}")
         validate(self.algorithm)
+        if not isinstance(self.params, ExtractionParams):
+            raise ConfigError(f"params must be an ExtractionParams, not {type(self.params).__name__}")
+        if self.params != DEFAULT_PARAMS and not get(self.algorithm).tunable:
+            raise ConfigError(f"algorithm {self.algorithm!r} takes no extraction parameters")
         for name in ("chunk_size", "overlap", "max_bytes"):
             v = getattr(self, name)
             # bool is an int, NaN and 2.0 are not: say so here, not deep inside the chunker
@@ -191,7 +200,7 @@ class SitePipeline:
             else tokenizer_for(c.tokenizer)
         self.deduper = Deduper(near=c.near_dedup) if c.dedup else None
         if selector is None and c.mode == "main":
-            selector = get(c.algorithm).page_selector()
+            selector = get(c.algorithm).page_selector(c.params)
         self.selector = selector
         # algorithm `site` (extraction/site): auto until the site model is learned, then the model
         self.site: SiteLearner | TemplateLearner | None = None
@@ -239,7 +248,7 @@ class SitePipeline:
         if self.site is not None:  # learn on the first learn_pages pages, then every page by the model
             return [self.process_dom(d, keep, markdown=markdown, images=images, cluster=cluster)
                     for d, (keep, cluster) in zip(doms, self.site.learn_site(doms))]
-        masks = get(self.algorithm).site_selector()(doms)
+        masks = get(self.algorithm).site_selector(self.config.params)(doms)
         return [self.process_dom(d, keep, markdown=markdown, images=images) for d, keep in zip(doms, masks)]
 
     def process_dom(self, dom: Dom, keep: Sequence[bool] | None | object = ..., *,

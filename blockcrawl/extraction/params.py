@@ -18,17 +18,36 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from . import patterns as pt
 
+K = TypeVar("K")
 V = TypeVar("V")
 
 
+class FrozenMap(dict[K, V]):
+    """A read-only dict: a tuning run replaces a table, it cannot change the defaults' one.
+    Hashable and picklable (a PipelineConfig carrying the parameters goes pickled to the crawl's
+    parse workers)."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("extraction parameters are read-only: use dataclasses.replace(DEFAULTS, ...)")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
+    __ior__ = _read_only
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+    def __reduce__(self) -> tuple[type, tuple[dict[K, V]]]:
+        return (type(self), (dict(self),))
+
+
 def _frozen(d: Mapping[str, V]) -> Mapping[str, V]:
-    """A read-only mapping: a tuning run replaces a table, it cannot change the defaults' one."""
-    return MappingProxyType(dict(d))
+    return FrozenMap(d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +122,14 @@ class ExtractionParams:
         default_factory=lambda: _frozen({
             "product": (pt.FURNITURE_NAMES, pt.FURNITURE_HEADING),
             "listing": (pt.OTHER_PRODUCTS_NAMES, pt.OTHER_HEADING)}))
+
+
+    def __post_init__(self) -> None:
+        # a table given as a plain dict (replace(DEFAULTS, type_rules={...})) is frozen too
+        for name in ("type_rules", "wide_rules", "page_share", "furniture_kinds"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, FrozenMap):
+                object.__setattr__(self, name, FrozenMap(v))
 
 
 DEFAULTS = ExtractionParams()

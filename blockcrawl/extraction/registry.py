@@ -82,7 +82,7 @@ class Algorithm:
     def page_selector(self, params: ExtractionParams | None = None) -> Selector:
         """A per-page selector; a site algorithm sees the page as a site of one. params (None or
         DEFAULTS: the defaults) goes to a tunable algorithm's selector; ConfigError for others."""
-        if params is not None and params is not DEFAULTS:
+        if params is not None and params != DEFAULTS:
             if not self.tunable or self.page is None:
                 raise ConfigError(f"algorithm {self.name!r} takes no extraction parameters")
             return functools.partial(_load(self.page), params=params)
@@ -91,11 +91,14 @@ class Algorithm:
         site = _load(self.site)  # type: ignore[arg-type]  # __post_init__: one of the two is set
         return lambda dom: site([dom])[0]
 
-    def site_selector(self) -> SiteSelector:
-        """A selector over a site's pages; page algorithms run page by page."""
+    def site_selector(self, params: ExtractionParams | None = None) -> SiteSelector:
+        """A selector over a site's pages; page algorithms run page by page (params: as in
+        page_selector)."""
         if self.site is not None:
+            if params is not None and params != DEFAULTS:
+                raise ConfigError(f"algorithm {self.name!r} takes no extraction parameters")
             return _load(self.site)
-        page = _load(self.page)  # type: ignore[arg-type]
+        page = self.page_selector(params)
         return lambda doms: [page(d) for d in doms]
 
 
