@@ -6,13 +6,13 @@ wrongly is text said twice or text of a known kind:
 - a carousel's cloned slides, a feature list repeated for each colour, a forum signature under
   every post of its author: the same text node again. `dedup` keeps the first copy;
 - on a product page, its reviews and ratings, its questions and answers, its legal footnotes
-  (`PRODUCT_DROP`), and text nodes that are a bare URL;
-- on a forum thread, the signatures and the authors' statistics (`FORUM_DROP`).
+  (`patterns.PRODUCT_DROP`), and text nodes that are a bare URL;
+- on a forum thread, the signatures and the authors' statistics (`patterns.FORUM_DROP`).
 A documentation page's <main> loses its prev/next, edit, "on this page" and "last modified"
-boxes (`DOCS_DROP`). A service page's sections are the <main> region's text when the page has a
+boxes (`patterns.DOCS_DROP`). A service page's sections are the <main> region's text when the page has a
 <main> holding text (auto's `region`), else auto's `wide` mask; then (`service`, after the
 page-text fallback) its calls to action and its blocks said twice go. The measurements behind each
-removal and its parameters: docs/decisions/0012-per-type-removals.md.
+removal and its parameters (extraction.params): docs/decisions/0012-per-type-removals.md.
 
 All of it is one pass over the flat Dom (a dropped element is skipped whole), O(n).
 """

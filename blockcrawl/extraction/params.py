@@ -52,7 +52,10 @@ def _frozen(d: Mapping[str, V]) -> Mapping[str, V]:
 
 @dataclass(frozen=True, slots=True)
 class ExtractionParams:
-    """The article rule (extraction.article) and the furniture mask (extraction.furniture):"""
+    """Every tunable number, switch and table of `auto` and the rules it runs; frozen, so a run
+    that wants other values makes a copy (dataclasses.replace). Grouped by the rule that reads
+    them: the article rule (extraction.article) and the furniture mask (extraction.furniture)
+    first, then the page-type rules, the page-text fallback and the per-type removals."""
     min_vote_text: int = 25  # a text block shorter than this does not vote (nor count as prose)
     link_block: float = 0.5  # a text block with more link text than this share is a link block
     inline_link: float = 0.3  # weight of links inside prose in link density

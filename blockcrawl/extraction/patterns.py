@@ -32,14 +32,14 @@ UNLIKELY = re.compile(
     r"also-?like|you-?might|read-?next|up-?next|latest-?(news|posts|stories)", re.I)
 MAYBE = re.compile(r"and|article|body|column|content|main|shadow|story|entry|post|embed", re.I)
 POSITIVE = re.compile(r"article|body|content|entry|hentry|h-entry|main|page|post|text|blog|story|"
-                       r"prose|rich-?text", re.I)
+                      r"prose|rich-?text", re.I)
 NEGATIVE = re.compile(
     r"-ad-|hidden|\bhid\b|banner|combx|comment|com-|contact|foot|footer|footnote|gdpr|masthead|"
     r"media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper|sponsor|shopping|"
     r"tags|tool|widget|nav|menu|social|caption|credit", re.I)
 TAG_BASE = {"div": 5, "article": 8, "main": 5, "section": 2, "pre": 3, "td": 3, "blockquote": 3,
-             "address": -3, "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3,
-             "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
+            "address": -3, "ol": -3, "ul": -3, "dl": -3, "dd": -3, "dt": -3, "li": -3, "form": -3,
+            "h1": -5, "h2": -5, "h3": -5, "h4": -5, "h5": -5, "h6": -5, "th": -5}
 # Text straight in these (a div of <br> lines, <body> itself) votes for the element itself.
 SELF_VOTE = frozenset({"body", "html", "div", "td", "section", "article", "main"})
 
@@ -50,11 +50,10 @@ SELF_VOTE = frozenset({"body", "html", "div", "td", "section", "article", "main"
 # loses .001 (its gold keeps "Related Links" lists), with share|social|comment .013.
 STRONG = r"\bnocontent\b|most-?popular|trending|outbrain|taboola"
 
-
 # Teaser lists are furniture even when they hold most of the page's text (a related-stories
 # column of long excerpts beside a short article): no wrapper exemption for these names.
 TEASERS = (r"related|recommend|most-?popular|trending|also-?like|you-?might|read-?next|"
-                       r"up-?next|more-?(news|stories|posts|articles)")
+           r"up-?next|more-?(news|stories|posts|articles)")
 
 # A service page is built of a page builder's modules, and its first section is a "hero banner":
 # names that UNLIKELY reads as furniture (widget, banner) but that hold the page's text. Elementor
@@ -63,8 +62,7 @@ TEASERS = (r"related|recommend|most-?popular|trending|also-?like|you-?might|read
 # service pages (every page given the service rule), read as furniture these two words alone
 # lose 22.3k of the gold's 1.09M characters (widget 13.7k, banner 8.6k; 27 pages). The word is
 # blanked out of the name, so "cookie-banner", "promo-banner", "nav-menu widget" stay furniture by their other words.
-SERVICE_BUILDER = re.compile(
-    r"banner|widget(?![-_]?areas?)", re.I)
+SERVICE_BUILDER = re.compile(r"banner|widget(?![-_]?areas?)", re.I)
 # React's streamed server rendering: a Suspense boundary's content arrives as <div hidden
 # id="S:n"> (params.streamed).
 SEGMENT = re.compile(r"[SP]:[0-9a-f]+")
@@ -88,17 +86,17 @@ NOTICE_AT = re.compile(f"(?=[{NOTICE_START}])(?:{NOTICE_PHRASES.pattern})", re.I
 
 # What folds content away until a click, in the class/id of the hidden element or its parent.
 FOLD = re.compile(r"accordion|collaps|tab-?panel|tabs?\b|faq|toggle|expand|panel|spoiler|"
-                   r"read-?more|more-?text|answer|details", re.I)
+                  r"read-?more|more-?text|answer|details", re.I)
 
 # Sibling elements of the article that join it when they carry text and few links.
 SIBLING_TAGS = frozenset({"p", "pre", "blockquote", "ul", "ol", "table", "h1", "h2", "h3", "h4",
-                           "h5", "h6"})
+                          "h5", "h6"})
 # Inside the article: share bars, bylines, dates, tag lists, galleries are not its text; nor are
 # photo captions and credits (<figcaption>, short elements named caption/credit).
 DROP_TAGS = frozenset({"figcaption"})
 REMOVE = re.compile(r"share|sharing|social|related|recommend|read-?more|gallery|slideshow|carousel|"
-                     r"lightbox|\btags?\b|byline|author|"
-                     r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
+                    r"lightbox|\btags?\b|byline|author|"
+                    r"dateline|timestamp|\bdate\b|published|newsletter|promo|advert|\bads?\b", re.I)
 CREDIT = re.compile(r"caption|credit|copyright", re.I)
 AD_LABEL = re.compile(r"\s*(advertisement|advert|ad|sponsored|anzeige|publicité|publicidad|pubblicità|"
                       r"story continues below( advertisement)?|continue reading( below| the main story)?)"
@@ -108,7 +106,7 @@ CREDIT_LINE = re.compile(r"^\s*(image|photo|photograph|picture|foto|credit)s?\s*
                          r"getty\s*images|^\s*©|\bAP Photo\b", re.I)
 # Containers the conditional cleaning (article._junk) reads for link density.
 CLEAN_TAGS = frozenset({"div", "section", "ul", "ol", "table", "dl", "header", "span", "p", "figure",
-                         "center", "tbody", "tr", "td", "li"})
+                        "center", "tbody", "tr", "td", "li"})
 
 
 # The per-type removals (extraction.pagerules) and the record block's furniture (extraction.records).
@@ -120,7 +118,7 @@ PRODUCT_DROP = re.compile(r"(?<!p)review|rating|testimonial|disclaimer|footnote|
 # What a product page shows of OTHER products, and its rating widgets: recommendation carousels
 # ("Customers also bought", "You may also like"), related and similar items, up-sells and
 # cross-sells, ratings and reviews. Named so by class/id (FURNITURE_NAMES) or headed so
-# (FURNITURE_HEADING, read from a heading of at most FURNITURE_HEADING_CHARS characters). The page's
+# (FURNITURE_HEADING, read from a heading of at most params.furniture_heading_chars characters). The page's
 # record block (extraction.records) reads no pairs inside them ("Products: Club Price: $14.55" of
 # another book is no fact of this one).
 OTHER_PRODUCTS = (r"carousel|recommend|related|also-?(?:bought|viewed|like|purchased)|up-?sell|cross-?sell|"
