@@ -281,7 +281,8 @@ class SitePipeline:
             blocks, text, mds = main
         elif self.mode == "main":  # the path extract() takes (extraction.api): the same text
             blocks, text = main_content(dom, self.algorithm, self.full_path, keep, self.selector,
-                                        markdown=mds if markdown else None, images=images)
+                                        markdown=mds if markdown else None, images=images,
+                                        params=self.config.params)
         else:
             if keep is ...:
                 keep = self.selector(dom) if self.selector and len(dom) else None
@@ -293,11 +294,11 @@ class SitePipeline:
         info = page_info(dom, text, cluster, memo) if self.mode == "main" else None
         if info is not None and self.config.only_articles and info.kind != "article":
             blocks = []
-        heading = page_heading(dom)
+        heading = page_heading(dom, self.config.params)
         if blocks and blocks[-1].kind != RECORD_KIND:
             # the record main_content left out as said by the page's blocks: the site dedup may
             # drop those lines (the same "Publisher:" row on every book of that publisher)
-            rec = record_block(dom, len(blocks))
+            rec = record_block(dom, len(blocks), params=self.config.params)
             if rec is not None:
                 blocks = [*blocks, rec]
         new, dropped = self._dedup(blocks)
@@ -360,7 +361,8 @@ class SitePipeline:
             else:
                 mds: list[str] = []
                 blocks, text = main_content(d, self.algorithm, self.full_path, k, self.selector,
-                                            markdown=mds if markdown else None, images=images)
+                                            markdown=mds if markdown else None, images=images,
+                                            params=self.config.params)
                 if text == f.result.text and [b.hash for b in blocks] == [b.hash for b in f.blocks]:
                     out.append(self._again(f, c, "".join(mds)))
                 else:
@@ -380,7 +382,7 @@ class SitePipeline:
         new, dropped = self._dedup(f.blocks)
         chunks = r.chunks if [b.hash for b in new] == [b.hash for b in r.blocks] else \
             chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=r.title,
-                         heading=page_heading(f.dom))
+                         heading=page_heading(f.dom, self.config.params))
         info = replace(r.info, cluster=cluster) if r.info is not None else None
         return PageResult(r.url, r.title, r.text, new, chunks, dropped, md, info)
 

@@ -76,3 +76,24 @@ def test_algorithms_that_take_no_params_refuse_them():
     with pytest.raises(ConfigError):
         blockcrawl.extract(SHORT, algorithm="tps", params=tuned)
     assert isinstance(DEFAULTS, ExtractionParams)
+
+
+BOOK = ("<html><head><title>A Book</title></head><body><h1>The Book</h1><p>" + PROSE[0] + "</p>"
+        "<ul class='details'><li><b>Publisher:</b> Zebra Press</li><li><b>ISBN-13:</b> 9780000000001</li>"
+        "<li><b>Pages:</b> 320</li></ul></body></html>")
+
+
+def test_the_record_block_reads_its_bounds_from_the_params():
+    """pairs_max cuts the record's rows; the default keeps all three; the facts cache tells the
+    two runs apart."""
+    from blockcrawl.extraction.records import page_facts, record_block
+
+    dom = load(BOOK)
+    assert len(page_facts(dom)) == 3
+    one = replace(DEFAULTS, pairs_max=1)
+    rec = record_block(dom, 0, params=one)
+    assert rec is not None and rec.rows == ("Publisher: Zebra Press",)
+    assert len(page_facts(dom)) == 3
+    pipe = SitePipeline(PipelineConfig(mode="main", algorithm="auto", params=one))
+    recs = [b for b in pipe.process(BOOK, "http://example.test/b").blocks if b.kind == "record"]
+    assert [r.rows for r in recs] == [("Publisher: Zebra Press",)]

@@ -16,7 +16,7 @@ from ..limits import MAX_BODY_BYTES
 from ..parse import TEXT, Dom, load
 from ..records import Block, Document
 from .blocks import blocks_from_dom, outline
-from .params import ExtractionParams
+from .params import DEFAULTS, ExtractionParams
 from .registry import Selector, get
 
 DEFAULT_ALGORITHM = "auto"  # the one default; PipelineConfig and the CLIs read it from here
@@ -152,7 +152,7 @@ def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool =
     text = blocks_text(blocks, context)
     if blocks:  # the page's facts, whatever the mask kept (extraction.records); not in the text
         from .records import record_block, said_elsewhere
-        rec = record_block(dom, len(blocks))
+        rec = record_block(dom, len(blocks), params=params or DEFAULTS)
         if rec is not None and not said_elsewhere(rec, blocks):
             blocks.append(rec)
     return blocks, text

@@ -9,12 +9,11 @@ from __future__ import annotations
 import re
 
 from ..parse import TEXT, Dom
+from .params import DEFAULTS, ExtractionParams
 from .text import subtree_text
 
-LABEL_MAX = 40  # characters of a label ("Publication date", "ISBN-13", "File extension")
-LABEL_WORDS = 4
-LABEL_MIN = 2  # characters: "W: 3-1", "L: 0-2" are a match's result, not a label
-VALUE_MAX = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
+# A pair's label and value are bounded by params.label_min, label_max, label_words, value_max
+# (extraction.params): a longer value is prose (a glossary's definition), not a fact.
 SMALL_NODES = 16  # an element read as one "Label: value" line holds at most this many nodes
 CELL_NODES = 64  # a table cell, <dt> or <dd> read for a pair holds at most this many nodes
 RUN_NODES = 600  # an element read as <b>Label:</b> value<br> lines holds at most this many nodes
@@ -40,18 +39,19 @@ def clean(s: str) -> str:
     return " ".join(s.translate(_INVISIBLE).split())
 
 
-def pair(label: str, value: str) -> tuple[str, str] | None:
+def pair(label: str, value: str, params: ExtractionParams = DEFAULTS) -> tuple[str, str] | None:
     label, value = clean(label).rstrip(" :：-–—"), clean(value).lstrip(" :：")
-    if len(label) < LABEL_MIN or not value or len(label) > LABEL_MAX or len(value) > VALUE_MAX:
+    p = params
+    if len(label) < p.label_min or not value or len(label) > p.label_max or len(value) > p.value_max:
         return None
-    if len(label.split()) > LABEL_WORDS or label.lower() in _NOT_LABELS or not label[0].isalpha():
+    if len(label.split()) > p.label_words or label.lower() in _NOT_LABELS or not label[0].isalpha():
         return None
     if label.lower() == value.lower():
         return None
     return label, value
 
 
-def line_pair(dom: Dom, i: int, label_only: bool = False) -> tuple[str, str] | None:
+def line_pair(dom: Dom, i: int, label_only: bool = False, params: ExtractionParams = DEFAULTS) -> tuple[str, str] | None:
     """A small element read as one pair: "Label: value" in its text, or a label element (bold,
     a label class) first and the value after it. Its nodes are looked at once before any text
     is joined: most small elements hold no block, no colon and no label first (16,918 of them on
@@ -76,20 +76,20 @@ def line_pair(dom: Dom, i: int, label_only: bool = False) -> tuple[str, str] | N
     if not (label_first or (colon and not label_only)):
         return None
     text = subtree_text(dom, i)
-    if not text or len(text) > LABEL_MAX + VALUE_MAX + 4:
+    if not text or len(text) > params.label_max + params.value_max + 4:
         return None
     if label_first:
         label = subtree_text(dom, first)
         rest = text[len(label):] if text.startswith(label) else ""
         if label and rest.strip():
-            return pair(label, rest)
+            return pair(label, rest, params)
     if label_only:
         return None
     m = _COLON.match(text.translate(_INVISIBLE))
-    return pair(m.group(1), m.group(2)) if m else None
+    return pair(m.group(1), m.group(2), params) if m else None
 
 
-def run_pairs(dom: Dom, i: int) -> list[tuple[str, str, int]]:
+def run_pairs(dom: Dom, i: int, params: ExtractionParams = DEFAULTS) -> list[tuple[str, str, int]]:
     """The pairs of an element written as lines split by <br>: `<b>Publisher:</b> Zebra<br><b>ISBN-13:</b>
     978...<br>` (a details box in a table cell, a <div> or a <p>). Only its children are read, each
     once: a line is the inline children between two <br>s or block children; it is a pair when it
@@ -113,10 +113,10 @@ def run_pairs(dom: Dom, i: int) -> list[tuple[str, str, int]]:
             if tags[first] != TEXT and (tags[first] in _LABEL_TAGS or _label_class(dom, first)):
                 label = " ".join(parts[line.index(first)].split())
                 if label and text.startswith(label):
-                    p = pair(label, text[len(label):])
-            if p is None and len(text) <= LABEL_MAX + VALUE_MAX + 4:
+                    p = pair(label, text[len(label):], params)
+            if p is None and len(text) <= params.label_max + params.value_max + 4:
                 m = _COLON.match(text.translate(_INVISIBLE))
-                p = pair(m.group(1), m.group(2)) if m else None
+                p = pair(m.group(1), m.group(2), params) if m else None
             if p is not None:
                 out.append((p[0], p[1], line[0]))
         line.clear()
@@ -144,7 +144,7 @@ def _label_class(dom: Dom, k: int) -> bool:
     return bool(cls and _LABEL_NAMES.search(cls))
 
 
-def two_pair(dom: Dom, i: int) -> tuple[str, str] | None:
+def two_pair(dom: Dom, i: int, params: ExtractionParams = DEFAULTS) -> tuple[str, str] | None:
     """An element of two small children and no text of its own, the first a short label:
     `<div class="row"><div>Weight</div><div>1.2 kg</div></div>`, `<li><span>Brand</span><span>Acme
     </span></li>`; the second may be a list of values (`<span>Genre</span><ul><li>Action</li>...
@@ -180,7 +180,7 @@ def two_pair(dom: Dom, i: int) -> tuple[str, str] | None:
         return None
     else:
         value = subtree_text(dom, second)
-    return pair(subtree_text(dom, label), value)
+    return pair(subtree_text(dom, label), value, params)
 
 
 def small(dom: Dom, i: int) -> bool:
@@ -189,7 +189,7 @@ def small(dom: Dom, i: int) -> bool:
     return dom.end[i] - i <= CELL_NODES
 
 
-def dl_pairs(dom: Dom, dl: int) -> list[tuple[str, str, int]]:
+def dl_pairs(dom: Dom, dl: int, params: ExtractionParams = DEFAULTS) -> list[tuple[str, str, int]]:
     tags, ends = dom.tag, dom.end
     out: list[tuple[str, str, int]] = []
     label = ""
@@ -198,7 +198,7 @@ def dl_pairs(dom: Dom, dl: int) -> list[tuple[str, str, int]]:
 
     def close() -> None:
         if label and values:
-            p = pair(label, ", ".join(values))
+            p = pair(label, ", ".join(values), params)
             if p:
                 out.append((p[0], p[1], node))
 
@@ -224,7 +224,7 @@ def dl_pairs(dom: Dom, dl: int) -> list[tuple[str, str, int]]:
     return out
 
 
-def table_pairs(dom: Dom, table: int) -> list[tuple[str, str, int]] | None:
+def table_pairs(dom: Dom, table: int, params: ExtractionParams = DEFAULTS) -> list[tuple[str, str, int]] | None:
     """The pairs of a two-column table (most rows two cells, a short first cell), or None."""
     tags, ends = dom.tag, dom.end
     rows = 0
@@ -234,7 +234,7 @@ def table_pairs(dom: Dom, table: int) -> list[tuple[str, str, int]] | None:
 
     def close() -> None:
         if row >= 0 and len(cells) == 2 and tags[cells[1]] == "td" and small(dom, cells[0]) and small(dom, cells[1]):
-            p = pair(subtree_text(dom, cells[0]), subtree_text(dom, cells[1]))
+            p = pair(subtree_text(dom, cells[0]), subtree_text(dom, cells[1]), params)
             if p:
                 out.append((p[0], p[1], row))
 

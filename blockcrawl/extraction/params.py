@@ -110,6 +110,16 @@ class ExtractionParams:
     control_len: int = 40  # a control is at most this many characters
     control_text: str | None = pt.CONTROL_TEXT  # the controls' phrases (None: off)
 
+    # The page's record block (extraction.records, extraction.pairs):
+    label_min: int = 2  # characters: "W: 3-1", "L: 0-2" are a match's result, not a label
+    label_max: int = 40  # characters of a label ("Publication date", "ISBN-13", "File extension")
+    label_words: int = 4
+    value_max: int = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
+    pairs_max: int = 30  # pairs in a record (a 60-row infobox is cut here)
+    box_levels: int = 2  # levels above a pair's box where a second pair makes both a record's
+    heading_max: int = 150  # characters of a heading taken for the page's name
+    record_furniture_share: float = 0.5  # a box named as furniture is skipped unless it holds this share
+
     # The per-type removals (extraction.pagerules):
     dedup_min: int = 10  # a text node said again is dropped from this many characters
     drop_share: float = 0.8  # a named element holding this share of the kept text stays

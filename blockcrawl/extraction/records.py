@@ -19,8 +19,8 @@ read as lines (`<b>Publisher:</b> Zebra<br><b>ISBN-13:</b> 978...<br>` in a tabl
 other small element (at most SMALL_NODES nodes, so reading its text is bounded) is read as one
 "Label: value" line, or as a label element and a value element side by side (`<li><span>Brand
 </span> Acme</li>`, `<div><div>Weight</div><div>1.2 kg</div></div>`, a label beside a list of
-values). A pair is kept when its box holds another pair (the same box or up to BOX_LEVELS above
-it) or its label is a known fact label, so a lone "Note: ..." in prose is no record. Then the
+values). A pair is kept when its box holds another pair (the same box or up to params.box_levels
+above it) or its label is a known fact label, so a lone "Note: ..." in prose is no record. Then the
 page's own schema.org item (the first JSON-LD object or microdata itemscope typed a product or
 a book) adds the properties (SCHEMA_LABELS) the boxes did not say.
 
@@ -54,14 +54,13 @@ from .pairs import (
     table_pairs,
     two_pair,
 )
+from .params import DEFAULTS, ExtractionParams
 from .text import subtree_text
 
-PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
-BOX_LEVELS = 2  # levels above a pair's box where a second pair makes both a record's (a box of boxes)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
-HEADING_MAX = 150  # characters of a heading taken for the page's name
-FURNITURE_SHARE = 0.5  # a box named as furniture is skipped unless it holds this share of the page
+# The record's tunable numbers (pairs_max, box_levels, heading_max, record_furniture_share, and the
+# label and value bounds of extraction.pairs) are fields of extraction.params.ExtractionParams.
 KIND = "record"
 TAG_PATH = "record"  # the record's place for the site dedup: one per page
 
@@ -157,26 +156,26 @@ def _furniture_named(names: str) -> bool:
     return bool(names) and RECORD_FURNITURE_NAMES.search(names) is not None
 
 
-_last: tuple[Dom | None, list[Fact]] = (None, [])
+_last: tuple[Dom | None, ExtractionParams | None, list[Fact]] = (None, None, [])
 
 
-def page_facts(dom: Dom) -> list[Fact]:
+def page_facts(dom: Dom, params: ExtractionParams = DEFAULTS) -> list[Fact]:
     """The label/value pairs of the page's fact boxes, in page order, each label once. The last
     page's answer is kept: main_content and the pipeline ask for the same page in a row."""
     global _last
-    if _last[0] is dom:
-        return _last[1]
-    facts = _page_facts(dom) if len(dom) else []
-    _last = (dom, facts)
+    if _last[0] is dom and _last[1] is params:
+        return _last[2]
+    facts = _page_facts(dom, None, params) if len(dom) else []
+    _last = (dom, params, facts)
     return facts
 
 
-def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
+def _page_facts(dom: Dom, start: int | None = None, params: ExtractionParams = DEFAULTS) -> list[Fact]:
     tags, ends, skipped, parent = dom.tag, dom.end, dom.skipped, dom.parent
     root = dom.body() if start is None else start
     found: list[tuple[str, str, int, int]] = []
     main_end = -1  # end of the <main>/<article> being read: a <header> inside it is the article's
-    furniture_max = FURNITURE_SHARE * (ends[root] - root)
+    furniture_max = params.record_furniture_share * (ends[root] - root)
     reco_level = 0  # inside a flat run of nodes under a furniture heading ("You may also like"), its level
     # the elements with a <br> child: the only ones read as lines split by <br> (a C loop finds them)
     br_parents = {parent[k] for k in compress(range(len(tags)), map("br".__eq__, tags))}
@@ -190,7 +189,7 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
             level = HEADING_LEVELS[t]
             if reco_level and level <= reco_level:
                 reco_level = 0
-            if not skipped[j] and ends[j] - j <= SMALL_NODES and _furniture_heading(dom, j):
+            if not skipped[j] and ends[j] - j <= SMALL_NODES and _furniture_heading(dom, j, params):
                 box = parent[j]
                 if box > root and ends[box] - box <= furniture_max and tags[box] not in ("main", "article", "body"):
                     j = ends[box]  # the heading's box: a carousel, a strip of other products
@@ -205,35 +204,35 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
         if t in ("main", "article"):
             main_end = max(main_end, ends[j])
         if t == "dl":
-            found += [(lab, v, n, j) for lab, v, n in dl_pairs(dom, j)]
+            found += [(lab, v, n, j) for lab, v, n in dl_pairs(dom, j, params)]
             j = ends[j]
             continue
         if t == "table":
-            pairs = table_pairs(dom, j)
+            pairs = table_pairs(dom, j, params)
             if pairs is not None:
                 found += [(lab, v, n, j) for lab, v, n in pairs]
                 j = ends[j]
                 continue
         elif t in LINE_TAGS and ends[j] - j <= CELL_NODES:
             # a table cell is a pair only behind a label element ("Star Wars: Episode IV" is a title)
-            p = line_pair(dom, j, label_only=t == "td") if ends[j] - j <= SMALL_NODES else None
+            p = line_pair(dom, j, t == "td", params) if ends[j] - j <= SMALL_NODES else None
             if p is None and t in PAIR_TAGS:
-                p = two_pair(dom, j)
+                p = two_pair(dom, j, params)
             if p is not None:
                 found.append((p[0], p[1], j, parent[j]))
                 j = ends[j]
                 continue
         if t in _RUN_TAGS and j in br_parents:
-            found += [(lab, v, n, j) for lab, v, n in run_pairs(dom, j)]
+            found += [(lab, v, n, j) for lab, v, n in run_pairs(dom, j, params)]
         j += 1
-    # a pair stands when its box holds another pair (the same box, or one of BOX_LEVELS levels up:
+    # a pair stands when its box holds another pair (the same box, or one of params.box_levels levels up:
     # each line of a box in a <div> of its own, each <dl> of one pair in a column of a row), or
     # when its label is a fact on its own
     per_box: dict[int, int] = {}
     chains: list[list[int]] = []
     for _, _, _, box in found:
         chain = [box]
-        while len(chain) <= BOX_LEVELS and chain[-1] >= 0:
+        while len(chain) <= params.box_levels and chain[-1] >= 0:
             chain.append(parent[chain[-1]])
         chain = [b for b in chain if b >= 0]
         chains.append(chain)
@@ -248,26 +247,25 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
             continue
         labels.add(lab.lower())
         out.append(Fact(lab, v, n, box))
-        if len(out) == PAIRS_MAX:
+        if len(out) == params.pairs_max:
             return out
     if start is None:  # the page's declared properties its boxes do not already say
         values = " ".join(f.value.lower() for f in out)
-        for lab, v in schema_facts(dom):
+        for lab, v in schema_facts(dom, params):
             if lab.lower() in labels or v.lower() in values:
                 continue
             labels.add(lab.lower())
             out.append(Fact(lab, v, -1, -1))
-            if len(out) == PAIRS_MAX:
+            if len(out) == params.pairs_max:
                 break
     return out
 
 
-def _furniture_heading(dom: Dom, i: int) -> bool:
-    from .params import DEFAULTS
+def _furniture_heading(dom: Dom, i: int, params: ExtractionParams) -> bool:
     from .patterns import FURNITURE_HEADING
 
     h = subtree_text(dom, i)
-    return len(h) <= DEFAULTS.furniture_heading_chars and FURNITURE_HEADING.search(h) is not None
+    return len(h) <= params.furniture_heading_chars and FURNITURE_HEADING.search(h) is not None
 
 
 def _schema_value(v: object) -> str:
@@ -281,10 +279,10 @@ def _schema_value(v: object) -> str:
     return clean(str(v))
 
 
-def schema_facts(dom: Dom) -> list[tuple[str, str]]:
+def schema_facts(dom: Dom, params: ExtractionParams = DEFAULTS) -> list[tuple[str, str]]:
     """(label, value) of the page's own item: the first JSON-LD object typed a product or book
     (SCHEMA_TYPES), then the properties of the first microdata itemscope so typed (its own, not
-    those of an item nested in it). Values are bounded by pair (VALUE_MAX)."""
+    those of an item nested in it). Values are bounded by pair (params.value_max)."""
     from .jsonld import ld_values, walk
 
     out: list[tuple[str, str]] = []
@@ -292,7 +290,7 @@ def schema_facts(dom: Dom) -> list[tuple[str, str]]:
         t = d.get("@type")
         if any(isinstance(x, str) and SCHEMA_TYPES.match(x) for x in (t if isinstance(t, list) else [t])):
             for prop, label in SCHEMA_LABELS.items():
-                p = pair(label, _schema_value(d.get(prop)))
+                p = pair(label, _schema_value(d.get(prop)), params)
                 if p:
                     out.append(p)
             break
@@ -312,7 +310,7 @@ def schema_facts(dom: Dom) -> list[tuple[str, str]]:
         prop = a.get("itemprop") or ""
         if i >= inner_end and prop in SCHEMA_LABELS:
             v = a.get("content") or (subtree_text(dom, i) if small(dom, i) else "")
-            p = pair(SCHEMA_LABELS[prop], v)
+            p = pair(SCHEMA_LABELS[prop], v, params)
             if p:
                 out.append(p)
         if "itemscope" in a and i >= inner_end:
@@ -326,9 +324,9 @@ HEADING_TRIES = 16  # h1s looked at for the page's heading
 ANCESTOR_STEPS = 256  # ancestors of each checked for navigation (a page nested deeper is not walked)
 
 
-def page_heading(dom: Dom) -> str:
+def page_heading(dom: Dom, params: ExtractionParams = DEFAULTS) -> str:
     """The page's own heading: its first <h1> outside navigation and footers ("" if none, or if
-    longer than HEADING_MAX). At most HEADING_TRIES h1s, ANCESTOR_STEPS ancestors each: bounded
+    longer than params.heading_max). At most HEADING_TRIES h1s, ANCESTOR_STEPS ancestors each: bounded
     work whatever the page nests or repeats."""
     parent, skipped = dom.parent, dom.skipped
     i = dom.find("h1")
@@ -345,23 +343,24 @@ def page_heading(dom: Dom) -> str:
             if ok:
                 h = clean(subtree_text(dom, i))
                 if h:
-                    return h if len(h) <= HEADING_MAX else ""
+                    return h if len(h) <= params.heading_max else ""
         i = dom.find("h1", i + 1)
     return ""
 
 
-def page_name(dom: Dom, title: str | None = None) -> str:
+def page_name(dom: Dom, title: str | None = None, params: ExtractionParams = DEFAULTS) -> str:
     """What the record is about: the page's h1 (a product page's name), else its <title>."""
-    return page_heading(dom) or clean(dom.title() if title is None else title)
+    return page_heading(dom, params) or clean(dom.title() if title is None else title)
 
 
-def record_block(dom: Dom, position: int, name: str | None = None, facts: Sequence[Fact] | None = None) -> Block | None:
+def record_block(dom: Dom, position: int, name: str | None = None, facts: Sequence[Fact] | None = None,
+                 params: ExtractionParams = DEFAULTS) -> Block | None:
     """The page's facts as one block, kind "record", or None when the page has none:
     "Name — Label: value | Label: value | ...". name: what it is about (default page_name)."""
-    facts = page_facts(dom) if facts is None else facts
+    facts = page_facts(dom, params) if facts is None else facts
     if not facts:
         return None
-    name = page_name(dom) if name is None else name
+    name = page_name(dom, None, params) if name is None else name
     rows = tuple(f"{f.label}: {f.value}" for f in facts)
     body = RECORD_SEP.join(rows)
     text = name + TITLE_SEP + body if name else body
@@ -374,7 +373,7 @@ def said_elsewhere(record: Block, blocks: Sequence[Block]) -> bool:
     label and value on one of its lines: the details box or infobox kept whole by the selector,
     and new on this page. The record would repeat it. Facts spread over several blocks (a box
     whose rows are blocks of their own, each read as "Product details: Publisher: Zebra") still
-    get their record: it names the page. At most PAIRS_MAX scans of each block's lines."""
+    get their record: it names the page. At most params.pairs_max scans of each block's lines."""
     facts = [row.lower().partition(": ")[::2] for row in record.rows]
     for b in blocks:
         if b is record or b.kind == KIND:
