@@ -6,7 +6,7 @@ $BLOCKCRAWL_BENCH): its data/ pages and gold texts and its score.py. Nothing of 
 to the repository.
 
     python bench/auto_diag.py diag  [--datasets ...] [--every N] [--site HOST]
-    python bench/auto_diag.py sweep --param COVER --values off 0.3 0.5 [--datasets ...]
+    python bench/auto_diag.py sweep --param cover --values off 0.3 0.5 [--datasets ...]
     python bench/auto_diag.py time --base 5a0086a [--datasets ...]
 
 diag: every text node of >= 3 words that auto keeps and whose words are not a run of the gold's
@@ -16,12 +16,14 @@ the stage that dropped them, as a share of the set's gold characters. Also: the 
 over the non-gold text inside the article, with the gold text under the same words beside them
 (what a name rule would cost).
 
-sweep: each page is parsed once per set; for each value the module parameter is set, auto runs
-on the parsed pages and the set is scored with score.py. The value "off" is None. Prints the
+sweep: each page is parsed once per set; for each value a copy of the extraction parameters
+with that field replaced (dataclasses.replace(DEFAULTS, ...), extraction.params) is passed to
+auto, which runs on the parsed pages and the set is scored with score.py. The value "off" is None. Prints the
 F1 grid and the leave-one-set-out choice (fit on the other sets by mean F1, ties to the first
 value listed) for each set.
 
-time: auto.py as of git revision --base against the working tree's, page by page in turn on
+time: auto.py as of git revision --base (the modules it imports from the working tree) against
+the working tree's, page by page in turn on
 the same parsed pages (select + blocks + text, the part auto changes), median ms/page per set.
 """
 from __future__ import annotations
@@ -35,13 +37,17 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from common import BENCH, ROOT  # noqa: E402 - first: it puts the repository on sys.path
 
-from blockcrawl.extraction import auto  # noqa: E402
+from blockcrawl.extraction import auto, furniture  # noqa: E402
 from blockcrawl.extraction.api import main_content, raw_body  # noqa: E402
+from blockcrawl.extraction.article import article  # noqa: E402
 from blockcrawl.extraction.features import compute  # noqa: E402
+from blockcrawl.extraction.params import DEFAULTS  # noqa: E402
+from blockcrawl.extraction.patterns import FURNITURE_TAGS, HEADINGS  # noqa: E402
 from blockcrawl.parse import TEXT, Dom, load  # noqa: E402
 
 SETS = ["aeb", "cleaneval-dev", "cleanportaleval", "cetd", "msv", "wcxb-dev"]
@@ -69,10 +75,10 @@ def run(dom: Dom) -> tuple[list[bool] | None, dict[str, object]]:
     """auto.select with the trace of the pass that decided (empty for the fallbacks)."""
     f = compute(dom)
     trace: dict[str, object] = {}
-    keep = auto._select(dom, f, strict=True, trace=trace)
+    keep = article(dom, f, True, trace=trace)
     if keep is None:
         trace = {}
-        keep = auto._select(dom, f, strict=False, trace=trace)
+        keep = article(dom, f, False, trace=trace)
     if keep is None:
         trace = {}
         keep = auto.select(dom)
@@ -143,7 +149,7 @@ def diag_page(dom: Dom, gold_text: str, acc: dict[str, Counter], pid: str = "") 
 def _name_words(dom: Dom, j: int, top: int) -> set[str]:
     out: set[str] = set()
     for a in _chain(dom, j, top):  # below the article's top: the article's own names tell nothing
-        names = auto._names(dom, a).lower()
+        names = furniture.names(dom, a).lower()
         if names:
             out.update(t for t in _SPLIT.split(names) if t and not t.isdigit())
     return out
@@ -160,9 +166,9 @@ def _bad_cause(dom: Dom, j: int, tr: dict[str, object]) -> str:
         return "added by the climb / widening"
     chain = _chain(dom, j, dom.parent[top])
     tags = dom.tag
-    if any(tags[a] in auto.HEADINGS for a in chain):
+    if any(tags[a] in HEADINGS for a in chain):
         return "heading"
-    if any(_FURN.search(auto._names(dom, a)) for a in chain if a != top):
+    if any(_FURN.search(furniture.names(dom, a)) for a in chain if a != top):
         return "inside, furniture-like name"
     if dom.tag[dom.parent[j]] == "a" or any(tags[a] == "a" for a in chain[:3]):
         return "inside, link text"
@@ -185,9 +191,9 @@ def _miss_cause(dom: Dom, j: int, tr: dict[str, object]) -> str:
         while dom.parent[a] >= 0 and dead[dom.parent[a]]:
             a = dom.parent[a]
         attrs = dom.attrs[a]
-        if dom.tag[a] in auto.FURNITURE_TAGS or dom.tag[a] == "form":
+        if dom.tag[a] in FURNITURE_TAGS or dom.tag[a] == "form":
             return f"dead: tag <{dom.tag[a]}>"
-        if auto._hidden(attrs):
+        if furniture.hidden(attrs):
             return "dead: hidden"
         return "dead: furniture name"
     roots = tr["roots"]
@@ -232,8 +238,10 @@ def cmd_sweep(args: argparse.Namespace) -> None:
     import score
 
     values = [_value(v) for v in args.values]
-    params = args.param.split("+")  # A+B: one value per parameter, as a JSON list
-    saved = [getattr(auto, p) for p in params]
+    params = [p.lower() for p in args.param.split("+")]  # A+B: one value per field, as a JSON list
+    for p in params:
+        if p not in DEFAULTS.__dataclass_fields__:
+            raise SystemExit(f"no extraction parameter {p!r} (extraction/params.py)")
     grid: dict[str, list[float]] = {}
     ms: dict[str, list[float]] = {}
     for ds in args.datasets:
@@ -247,20 +255,17 @@ def cmd_sweep(args: argparse.Namespace) -> None:
         times = []
         for v in values:
             vs = v if len(params) > 1 else [v]
-            for p, x in zip(params, vs):  # type: ignore[call-overload]
-                setattr(auto, p, x)
+            tuned = replace(DEFAULTS, **dict(zip(params, vs)))  # type: ignore[arg-type]
             preds = {}
             t0 = time.perf_counter()
             for pid, dom in doms:
                 t1 = time.perf_counter()
-                preds[pid] = main_content(dom, "auto")[1]
+                preds[pid] = main_content(dom, "auto", params=tuned)[1]
                 times.append(time.perf_counter() - t1)
             res = score.score(ds, preds, gold=recs)
             row.append(res["f1"])
             print(f"{ds:16s} {args.param}={v!s:14s} F1 {res['f1']:.4f} P {res['precision']:.4f} "
                   f"R {res['recall']:.4f}  ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
-        for p, x in zip(params, saved):
-            setattr(auto, p, x)
         grid[ds] = row
         ms[ds] = [1000 * statistics.median(times)]
     print(f"| {args.param} | " + " | ".join(args.datasets) + " |")
@@ -312,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--site", help="diag: only pages whose id starts with this")
     ap.add_argument("--names", type=int, default=25, help="diag: class/id words to list")
     ap.add_argument("--show", type=int, default=0, help="diag: list the K worst (cause, page) pairs")
-    ap.add_argument("--param", help="sweep: module parameter of auto (A+B for two at once)")
+    ap.add_argument("--param", help="sweep: a field of ExtractionParams (A+B for two at once)")
     ap.add_argument("--values", nargs="+", help="sweep: JSON values, 'off' for None")
     ap.add_argument("--base", default="HEAD", help="time: the git revision to time against")
     args = ap.parse_args(argv)

@@ -103,13 +103,11 @@ def page_types(data: Path) -> dict[str, str]:
 
 def _article_rule(html, url):  # type: ignore[no-untyped-def]
     """auto with its page-type rules off: every page selected as an article (the old auto)."""
-    from blockcrawl.extraction import auto
+    from dataclasses import replace
 
-    saved, auto.TYPE_RULES = auto.TYPE_RULES, None
-    try:
-        return extract(html, url, algorithm="auto").text
-    finally:
-        auto.TYPE_RULES = saved
+    from blockcrawl.extraction.params import DEFAULTS
+
+    return extract(html, url, algorithm="auto", params=replace(DEFAULTS, type_rules=None)).text
 
 
 def run(bench: Path, datasets: list[str], algorithms: list[str], trafilatura: bool,

@@ -99,13 +99,12 @@ def read_labels() -> list[tuple[str, str, str]]:
 
 def article_mask(dom):  # type: ignore[no-untyped-def]
     """auto's article rule alone (no type rule): what nfas.page_type reads at run time."""
-    from blockcrawl.extraction import auto
+    from dataclasses import replace
 
-    saved, auto.TYPE_RULES = auto.TYPE_RULES, None
-    try:
-        return auto.select(dom)
-    finally:
-        auto.TYPE_RULES = saved
+    from blockcrawl.extraction import auto
+    from blockcrawl.extraction.params import DEFAULTS
+
+    return auto.select(dom, params=replace(DEFAULTS, type_rules=None))
 
 
 def build_features(bench: Path) -> None:
@@ -297,8 +296,9 @@ def build_rules(bench: Path) -> None:
     bench/nfas_rules.jsonl ({id, f1: {type: word F1}}, no page text). With it `cv` gives the end
     metric of any classifier held out: a page scores the F1 of the rule of the type its fold's
     model gives it (the same text extract() returns with that type)."""
-    from blockcrawl.extraction import auto, nfas
+    from blockcrawl.extraction import nfas
     from blockcrawl.extraction.api import extract
+    from blockcrawl.extraction.params import DEFAULTS
 
     sys.path.insert(0, str(bench))
     sys.path.insert(0, str(ROOT / "bench"))
@@ -307,7 +307,7 @@ def build_rules(bench: Path) -> None:
 
     rules: dict[object, str] = {None: "article"}  # one type per distinct rule
     for t in CLASSES:
-        rules.setdefault((auto.TYPE_RULES or {}).get(t), t)
+        rules.setdefault((DEFAULTS.type_rules or {}).get(t), t)
     saved = nfas.page_type
     t0 = time.time()
     done = 0
@@ -320,7 +320,7 @@ def build_rules(bench: Path) -> None:
                     nfas.page_type = lambda dom, keep, t=t: t  # type: ignore[misc]
                     by_rule[rule] = round(word_f1(rec["text"], extract(html, rec.get("url"), algorithm="auto",
                                                                         info=False).text), 5)
-                f1 = {c: by_rule[(auto.TYPE_RULES or {}).get(c)] for c in CLASSES}
+                f1 = {c: by_rule[(DEFAULTS.type_rules or {}).get(c)] for c in CLASSES}
                 out.write(json.dumps({"id": rec["id"], "f1": f1}) + "\n")
                 done += 1
                 if done % 200 == 0:

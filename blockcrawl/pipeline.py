@@ -29,6 +29,8 @@ from .errors import ConfigError
 from .extraction import dom_text
 from .extraction.api import DEFAULT_ALGORITHM, DEFAULT_MAX_BYTES, blocks_text, main_content, raw_body
 from .extraction.blocks import blocks_from_dom
+from .extraction.params import DEFAULTS as DEFAULT_PARAMS
+from .extraction.params import ExtractionParams
 from .extraction.records import KIND as RECORD_KIND
 from .extraction.records import page_heading, record_block, said_elsewhere
 from .extraction.registry import LEARN_PAGES, Selector, get, validate
@@ -76,6 +78,9 @@ class PipelineConfig:
     # blocks and do not enter the site's dedup (crawl --only-articles): a listing's teaser
     # paragraph would otherwise be "already seen" when its article comes
     only_articles: bool = False
+    # mode main: the main-content rules' parameters (extraction.params) for a tunable algorithm
+    # (auto); a tuning run is replace(DEFAULT_PARAMS, ...), others refuse any but the defaults
+    params: ExtractionParams = DEFAULT_PARAMS
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -83,6 +88,10 @@ class PipelineConfig:
         if not isinstance(self.algorithm, str):
             raise ConfigError(f"algorithm must be a name, not {self.algorithm!r}")
         validate(self.algorithm)
+        if not isinstance(self.params, ExtractionParams):
+            raise ConfigError(f"params must be an ExtractionParams, not {type(self.params).__name__}")
+        if self.params != DEFAULT_PARAMS and not get(self.algorithm).tunable:
+            raise ConfigError(f"algorithm {self.algorithm!r} takes no extraction parameters")
         for name in ("chunk_size", "overlap", "max_bytes"):
             v = getattr(self, name)
             # bool is an int, NaN and 2.0 are not: say so here, not deep inside the chunker
@@ -191,7 +200,7 @@ class SitePipeline:
             else tokenizer_for(c.tokenizer)
         self.deduper = Deduper(near=c.near_dedup) if c.dedup else None
         if selector is None and c.mode == "main":
-            selector = get(c.algorithm).page_selector()
+            selector = get(c.algorithm).page_selector(c.params)
         self.selector = selector
         # algorithm `site` (extraction/site): auto until the site model is learned, then the model
         self.site: SiteLearner | TemplateLearner | None = None
@@ -239,7 +248,7 @@ class SitePipeline:
         if self.site is not None:  # learn on the first learn_pages pages, then every page by the model
             return [self.process_dom(d, keep, markdown=markdown, images=images, cluster=cluster)
                     for d, (keep, cluster) in zip(doms, self.site.learn_site(doms))]
-        masks = get(self.algorithm).site_selector()(doms)
+        masks = get(self.algorithm).site_selector(self.config.params)(doms)
         return [self.process_dom(d, keep, markdown=markdown, images=images) for d, keep in zip(doms, masks)]
 
     def process_dom(self, dom: Dom, keep: Sequence[bool] | None | object = ..., *,
@@ -272,7 +281,8 @@ class SitePipeline:
             blocks, text, mds = main
         elif self.mode == "main":  # the path extract() takes (extraction.api): the same text
             blocks, text = main_content(dom, self.algorithm, self.full_path, keep, self.selector,
-                                        markdown=mds if markdown else None, images=images)
+                                        markdown=mds if markdown else None, images=images,
+                                        params=self.config.params)
         else:
             if keep is ...:
                 keep = self.selector(dom) if self.selector and len(dom) else None
@@ -284,11 +294,11 @@ class SitePipeline:
         info = page_info(dom, text, cluster, memo) if self.mode == "main" else None
         if info is not None and self.config.only_articles and info.kind != "article":
             blocks = []
-        heading = page_heading(dom)
+        heading = page_heading(dom, self.config.params)
         if blocks and blocks[-1].kind != RECORD_KIND:
             # the record main_content left out as said by the page's blocks: the site dedup may
             # drop those lines (the same "Publisher:" row on every book of that publisher)
-            rec = record_block(dom, len(blocks))
+            rec = record_block(dom, len(blocks), params=self.config.params)
             if rec is not None:
                 blocks = [*blocks, rec]
         new, dropped = self._dedup(blocks)
@@ -352,7 +362,8 @@ class SitePipeline:
             else:
                 mds: list[str] = []
                 blocks, text = main_content(d, self.algorithm, self.full_path, k, self.selector,
-                                            markdown=mds if markdown else None, images=images)
+                                            markdown=mds if markdown else None, images=images,
+                                            params=self.config.params)
                 if text == f.result.text and [b.hash for b in blocks] == [b.hash for b in f.blocks]:
                     out.append(self._again(f, c, "".join(mds)))
                 else:
@@ -372,7 +383,8 @@ class SitePipeline:
         new, dropped = self._dedup(f.blocks)
         chunks = r.chunks if [b.hash for b in new] == [b.hash for b in r.blocks] else \
             chunk_blocks(new, self.chunk_size, self.overlap, self.tokenizer, title=r.title,
-                         heading=page_heading(f.dom), site_name=r.info.meta.site_name if r.info else "")
+                         heading=page_heading(f.dom, self.config.params),
+                         site_name=r.info.meta.site_name if r.info else "")
         info = replace(r.info, cluster=cluster) if r.info is not None else None
         return PageResult(r.url, r.title, r.text, new, chunks, dropped, md, info)
 

@@ -103,10 +103,11 @@ def test_prose_spread_over_sections_is_kept_whole():
 def test_widening_leaves_teaser_sections_out(monkeypatch):
     """Sections whose points are links (a teaser grid) are not brought in by the article rule's
     widening (the page is typed a service page, whose rule keeps every section: tests/test_pagetypes.py)."""
-    from blockcrawl.extraction import auto
+    from dataclasses import replace
 
-    monkeypatch.setattr(auto, "TYPE_RULES", None)
-    doc = blockcrawl.extract(_landing_page(links=True))
+    from blockcrawl.extraction.params import DEFAULTS
+
+    doc = blockcrawl.extract(_landing_page(links=True), params=replace(DEFAULTS, type_rules=None))
     assert PROSE[0][:40] in doc.text
     assert PROSE[3][:40] not in doc.text
 
@@ -154,11 +155,11 @@ def _alternatives(pattern: str) -> list[str]:
 
 
 def test_notice_phrases_start_with_the_lookahead_letters():
-    # _NOTICE_AT looks for a phrase only where one of NOTICE_START's letters is: every alternative
-    # of _NOTICE must start with one of them (an alternative opening with a group: each of its own)
-    from blockcrawl.extraction.auto import _NOTICE, NOTICE_START
+    # NOTICE_AT looks for a phrase only where one of NOTICE_START's letters is: every alternative
+    # of NOTICE_PHRASES must start with one of them (an alternative opening with a group: each of its own)
+    from blockcrawl.extraction.patterns import NOTICE_PHRASES, NOTICE_START
 
-    todo, firsts = _alternatives(_NOTICE.pattern), set()
+    todo, firsts = _alternatives(NOTICE_PHRASES.pattern), set()
     while todo:
         alt = todo.pop()
         if alt.startswith("("):
@@ -183,20 +184,21 @@ def test_related_stories_bigger_than_the_article_stay_out():
 
 
 def test_name_patterns_read_lower_cased_ascii_names_as_written():
-    # _finds reads an ASCII class/id lower-cased with the pattern compiled without re.I (3x
+    # furniture._finds reads an ASCII class/id lower-cased with the pattern compiled without re.I (3x
     # faster): the same answer as the case-insensitive pattern on the name as written
     import re
 
-    from blockcrawl.extraction import auto
+    from blockcrawl.extraction import furniture
+    from blockcrawl.extraction import patterns as pt
 
     names = ["NavBar", "site-FOOTER", "Footnote", "footer", "BIG-AD-slot", "ads", "Adsense", "loading",
              "MostPopular", "most-popular", "nocontent x", "NoContent", "Share-Bar", "social İcons",
              "ſhare", "cooKie", "related-Posts entry-content", "col-md-4", "", "TAGS-list", "hero-Banner"]
-    patterns = [auto._UNLIKELY, auto._MAYBE, auto._REMOVE, auto._CREDIT, auto._NEGATIVE, auto._POSITIVE,
-                re.compile(auto.STRONG or "x", re.I), re.compile(auto.TEASERS or "x", re.I),
+    patterns = [pt.UNLIKELY, pt.MAYBE, pt.REMOVE, pt.CREDIT, pt.NEGATIVE, pt.POSITIVE,
+                re.compile(pt.STRONG, re.I), re.compile(pt.TEASERS, re.I),
                 re.compile(r"\Snav", re.I), re.compile(r"Nav", re.I), re.compile(r"\x41d", re.I)]
-    assert auto._cased(auto._UNLIKELY.pattern, auto._UNLIKELY.flags) is not None  # the fast path is taken
-    assert auto._cased(r"\Snav", re.I) is None and auto._cased("Nav", re.I) is None  # ... only where it is exact
+    assert furniture._cased(pt.UNLIKELY.pattern, pt.UNLIKELY.flags) is not None  # the fast path is taken
+    assert furniture._cased(r"\Snav", re.I) is None and furniture._cased("Nav", re.I) is None  # ... only where it is exact
     for rx in patterns:
         for s in names:
-            assert auto._finds(rx, s) == (rx.search(s) is not None), (rx.pattern, s)
+            assert furniture._finds(rx, s) == (rx.search(s) is not None), (rx.pattern, s)

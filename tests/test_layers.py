@@ -43,8 +43,6 @@ ALLOWED_UPWARD = {
     ("blockcrawl.store.redis_frontier", "blockcrawl.crawl.protocols"),
 }
 ALLOWED_CYCLES = [
-    # listing imports auto._whole, auto imports listing (both inside functions)
-    {"blockcrawl.extraction.auto", "blockcrawl.extraction.listing"},
 ]
 
 

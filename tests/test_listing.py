@@ -1,10 +1,14 @@
 """The page-text fallback of the page-type rules (extraction.listing): a listing or collection
 whose rule finds a teaser keeps its items; a page whose rule found its text keeps that mask."""
+from dataclasses import replace
+
 import pytest
 
 from blockcrawl.extraction import auto, listing, nfas
 from blockcrawl.extraction.api import main_content
 from blockcrawl.extraction.features import compute
+from blockcrawl.extraction.furniture import whole
+from blockcrawl.extraction.params import DEFAULTS, ExtractionParams
 from blockcrawl.parse import TEXT, load
 
 from .test_pagetypes import _article
@@ -37,10 +41,10 @@ def story_page() -> str:
             f"</div>{FOOTER}</body></html>")
 
 
-def _select_as(monkeypatch, html: str, kind: str) -> str:
+def _select_as(monkeypatch, html: str, kind: str, params: ExtractionParams = DEFAULTS) -> str:
     monkeypatch.setattr(nfas, "page_type", lambda dom, keep: kind)
     dom = load(html)
-    return main_content(dom, keep=auto.select(dom))[1]
+    return main_content(dom, keep=auto.select(dom, params=params))[1]
 
 
 def test_listing_without_main_keeps_every_item_and_drops_furniture(monkeypatch):
@@ -75,10 +79,10 @@ def test_a_page_whose_rule_found_its_text_keeps_that_mask(monkeypatch):
 def test_fallback_is_the_share_of_the_page_text(kind):
     dom = load(jobs_page())
     f = compute(dom)
-    page = auto._whole(dom, f, region=False)
+    page = whole(dom, f, region=False)
     texts = [j for j in range(len(dom)) if page[j]]
     total = sum(f.text_len[j] for j in texts)
-    share = listing.PAGE_SHARE[kind]
+    share = DEFAULTS.page_share[kind]
     # a mask of the first nodes holding just under / just over the share
     under, kept = [False] * len(dom), 0
     for j in texts:
@@ -129,8 +133,8 @@ def test_a_listing_whose_rule_kept_its_data_table_keeps_that_mask(table):
     if table:
         assert got is keep
     else:
-        assert got == auto._whole(dom, f, region=False)
-    assert listing.page_fallback(dom, f, keep, "collection") == auto._whole(dom, f, region=False)
+        assert got == whole(dom, f, region=False)
+    assert listing.page_fallback(dom, f, keep, "collection") == whole(dom, f, region=False)
 
 
 def shop_page(cards: int = 12) -> str:
@@ -164,8 +168,7 @@ def test_collection_drops_its_filter_panel_badges_and_per_item_controls(monkeypa
     for c in CONTROLS:
         assert c not in text, c
     # without it every card said them: what the rule is for
-    monkeypatch.setattr(listing, "CONTROL_KINDS", frozenset())
-    before = _select_as(monkeypatch, html, "collection")
+    before = _select_as(monkeypatch, html, "collection", replace(DEFAULTS, control_kinds=frozenset()))
     assert all(c in before for c in CONTROLS)
     assert before.count("Add to cart") == 12
 
@@ -175,7 +178,7 @@ def test_the_filter_panel_goes_and_a_filterable_grid_stays():
     grid named "filterable-grid" holds most of the kept text, so it is no filter panel."""
     dom = load(shop_page())
     f = compute(dom)
-    page = auto._whole(dom, f, region=False)
+    page = whole(dom, f, region=False)
     said = lambda keep: " ".join(dom.text[j] for j in range(len(dom)) if keep[j])  # noqa: E731
     assert "Brand 3" in said(page) and "Under $50" in said(page)
     text = said(listing.drop_controls(dom, f, page))

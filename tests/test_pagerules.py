@@ -1,9 +1,13 @@
-"""The product, forum and service rules (extraction.pagerules, auto.TYPE_RULES) on small hand-made
+"""The product, forum and service rules (extraction.pagerules, params.type_rules) on small hand-made
 pages: what each type's reader searches for stays, reviews, questions, signatures and text said
 twice go."""
+from dataclasses import replace
+
 from blockcrawl.extraction import auto, pagerules
 from blockcrawl.extraction.api import main_content
 from blockcrawl.extraction.features import compute
+from blockcrawl.extraction.furniture import whole
+from blockcrawl.extraction.params import DEFAULTS
 from blockcrawl.parse import load
 
 NAV = '<nav><ul>' + "".join(f'<li><a href="/c{i}">Category {i}</a></li>' for i in range(8)) + "</ul></nav>"
@@ -12,7 +16,7 @@ FOOTER = "<footer><p>Copyright 2024 Example Shop Ltd.</p></footer>"
 
 def _text(html: str, rule: str) -> str:
     dom = load(html)
-    keep = auto._typed(dom, compute(dom), rule, keep_title=False)
+    keep = auto.typed_rule(dom, compute(dom), rule, keep_title=False)
     assert keep is not None
     return main_content(dom, keep=keep)[1]
 
@@ -101,11 +105,11 @@ def test_service_sections_take_main_else_wide():
     assert all(f"Plan {i}" in text and f"heating systems of size {i}" in text for i in range(4))
     assert "Copyright" not in text and "Category 3" not in text
     dom = load(with_main)
-    assert auto._typed(dom, compute(dom), "sections", False) == auto._whole(dom, compute(dom), region=True)
+    assert auto.typed_rule(dom, compute(dom), "sections", False) == whole(dom, compute(dom), region=True)
     no_main = with_main.replace("<main>", "<div>").replace("</main>", "</div>")
     dom = load(no_main)
     f = compute(dom)
-    assert auto._typed(dom, f, "sections", False) == auto._typed(dom, f, "wide", False)
+    assert auto.typed_rule(dom, f, "sections", False) == auto.typed_rule(dom, f, "wide", False)
 
 
 def test_service_sections_keep_page_builder_modules_and_the_hero_banner():
@@ -126,7 +130,7 @@ def test_service_sections_keep_page_builder_modules_and_the_hero_banner():
     assert all(f"heating systems of size {i}" in text for i in range(3))
     assert "We use cookies" not in text and "Recent posts" not in text
     dom = load(html)
-    plain = main_content(dom, keep=auto._whole(dom, compute(dom), region=True))[1]
+    plain = main_content(dom, keep=whole(dom, compute(dom), region=True))[1]
     assert "Twenty years" not in plain and "heating systems of size 0" not in plain  # without the rule's names
 
 
@@ -195,9 +199,9 @@ def test_service_page_drops_its_calls_to_action_and_sentences_said_twice(monkeyp
 
     monkeypatch.setattr(nfas, "page_type", lambda dom, keep: "service")
 
-    def text() -> str:
+    def text(params=DEFAULTS) -> str:  # type: ignore[no-untyped-def]
         dom = load(service_page())
-        return main_content(dom, keep=auto.select(dom))[1]
+        return main_content(dom, keep=auto.select(dom, params=params))[1]
 
     got = text()
     assert all(f"heating systems of size {i}" in got for i in range(4))
@@ -208,15 +212,14 @@ def test_service_page_drops_its_calls_to_action_and_sentences_said_twice(monkeyp
     assert "Boiler repairs" in got
     assert got.count("replaced our old boiler") == 1 and got.count("Maria Lopez") == 1
     # without the rule: every section's button and both slides were the page's text
-    monkeypatch.setattr(pagerules, "SERVICE_KINDS", frozenset())
-    before = text()
+    before = text(replace(DEFAULTS, service_kinds=frozenset()))
     assert before.count("Learn more") == 4 and "Book a visit" in before and "Prices" in before
     assert before.count("replaced our old boiler") == 2 and before.count("Maria Lopez") == 2
 
 
 def test_repeated_blocks_drop_second_copies_not_wrappers_or_short_repeats():
     """The second copy of a block goes whole; the first copy's wrappers (same text) stay, and so
-    do a block under REPEAT_CHARS and a text node said twice in different blocks."""
+    do a block under params.repeat_chars and a text node said twice in different blocks."""
     quote = "<p>A long sentence of praise for the team that fixed our heating in a day.</p><p>Ann, Leeds</p>"
     html = (f"<div id='a'><div><div class='slide'>{quote}</div></div></div><div class='slide'>{quote}</div>"
             "<div><p>Yes</p><p>Plan A</p></div><div><p>Yes</p><p>Plan A</p></div>"

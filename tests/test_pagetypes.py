@@ -1,10 +1,14 @@
 """Page types (extraction.nfas: WCXB's seven) and the main-content rule each type is selected by
-(extraction.auto.TYPE_RULES), on small hand-made pages, one per rule."""
+(extraction.params: type_rules), on small hand-made pages, one per rule."""
+from dataclasses import replace
+
 import pytest
 
 from blockcrawl.extraction import auto, nfas
 from blockcrawl.extraction.api import main_content
+from blockcrawl.extraction.article import article
 from blockcrawl.extraction.features import compute
+from blockcrawl.extraction.params import DEFAULTS
 from blockcrawl.parse import load
 from blockcrawl.records import PAGE_KINDS, PAGE_TYPES
 
@@ -13,6 +17,8 @@ FOOTER = "<footer><p>Copyright 2024 Example Ltd, all rights reserved.</p><a href
 MENU = ('<div class="menu"><a href="/a">Products</a> <a href="/b">Pricing</a> <a href="/c">Support</a> '
         '<a href="/d">Company</a></div>')
 
+
+ARTICLE_ONLY = replace(DEFAULTS, type_rules=None)  # every page selected as an article
 
 def listing_page() -> str:
     items = "".join(
@@ -50,24 +56,20 @@ def service_page() -> str:
 
 def _typed(html: str, rule: str) -> str:
     dom = load(html)
-    keep = auto._typed(dom, compute(dom), rule, keep_title=False)
+    keep = auto.typed_rule(dom, compute(dom), rule, keep_title=False)
     assert keep is not None
     return main_content(dom, keep=keep)[1]
 
 
 def _article(html: str) -> str:
-    saved, auto.TYPE_RULES = auto.TYPE_RULES, None
-    try:
-        return main_content(load(html), "auto")[1]
-    finally:
-        auto.TYPE_RULES = saved
+    return main_content(load(html), "auto", params=ARTICLE_ONLY)[1]
 
 
 def test_seven_types_and_the_model():
     assert PAGE_TYPES == ("article", "documentation", "service", "forum", "collection", "listing", "product")
     assert set(PAGE_TYPES) < set(PAGE_KINDS) and "other" in PAGE_KINDS
     assert tuple(nfas.model()["classes"]) == PAGE_TYPES
-    assert set(auto.TYPE_RULES or {}) <= set(PAGE_TYPES) and "article" not in (auto.TYPE_RULES or {})
+    assert set(DEFAULTS.type_rules or {}) <= set(PAGE_TYPES) and "article" not in (DEFAULTS.type_rules or {})
 
 
 def test_listing_rule_keeps_items_and_teasers():
@@ -115,19 +117,17 @@ def test_select_dispatches_on_the_page_type(monkeypatch, kind, rule, page):
     dom = load(page())
     keep = auto.select(dom)
     assert calls == [kind]
-    assert auto.TYPE_RULES is not None and auto.TYPE_RULES.get(kind) == rule
+    assert DEFAULTS.type_rules is not None and DEFAULTS.type_rules.get(kind) == rule
     if rule:
-        assert keep == auto._typed(dom, compute(dom), rule, False)
+        assert keep == auto.typed_rule(dom, compute(dom), rule, False)
     else:
-        monkeypatch.setattr(auto, "TYPE_RULES", None)
-        assert keep == auto.select(dom)
+        assert keep == auto.select(dom, params=ARTICLE_ONLY)
 
 
 def test_type_rules_off_is_the_article_rule(monkeypatch):
-    monkeypatch.setattr(auto, "TYPE_RULES", None)
     monkeypatch.setattr(nfas, "page_type", lambda dom, keep: pytest.fail("no typing when the rules are off"))
     dom = load(service_page())
-    assert auto.select(dom) == auto._select(dom, compute(dom), strict=True)
+    assert auto.select(dom, params=ARTICLE_ONLY) == article(dom, compute(dom), strict=True)
 
 
 def test_page_info_reuses_the_type_auto_selected_by():

@@ -16,6 +16,7 @@ from ..limits import MAX_BODY_BYTES
 from ..parse import TEXT, Dom, load
 from ..records import Block, Document
 from .blocks import blocks_from_dom, outline
+from .params import DEFAULTS, ExtractionParams
 from .registry import Selector, get
 
 DEFAULT_ALGORITHM = "auto"  # the one default; PipelineConfig and the CLIs read it from here
@@ -102,7 +103,7 @@ def title_context(dom: Dom, keep: Sequence[bool] | None) -> tuple[Sequence[bool]
 
 def json_ld_block(dom: Dom) -> Block | None:
     """A script-rendered page may carry its article only as JSON-LD (schema.org articleBody)."""
-    from .auto import article_body
+    from .article import article_body
 
     body = article_body(dom)
     if not body:
@@ -112,18 +113,21 @@ def json_ld_block(dom: Dom) -> Block | None:
 
 
 def main_mask(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, keep: Sequence[bool] | None | object = ...,
-              selector: Selector | None = None) -> tuple[Sequence[bool] | None, frozenset[str]]:
+              selector: Selector | None = None, params: ExtractionParams | None = None
+              ) -> tuple[Sequence[bool] | None, frozenset[str]]:
     """The main-content mask of a parsed page (the algorithm's, the precomputed keep of a site
     algorithm, or selector's) with the title heading added back as context (title_context),
-    and that heading's text. The blocks and the markdown of the page both read this mask."""
+    and that heading's text. The blocks and the markdown of the page both read this mask.
+    params: the extraction parameters for a tunable algorithm (registry.Algorithm.tunable)."""
     if keep is ...:
-        keep = (selector or get(algorithm).page_selector())(dom)
+        keep = (selector or get(algorithm).page_selector(params))(dom)
     return title_context(dom, keep)  # type: ignore[arg-type]
 
 
 def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False,
                  keep: Sequence[bool] | None | object = ..., selector: Selector | None = None,
-                 markdown: list[str] | None = None, images: bool = False) -> tuple[list[Block], str]:
+                 markdown: list[str] | None = None, images: bool = False,
+                 params: ExtractionParams | None = None) -> tuple[list[Block], str]:
     """(blocks, text) of a parsed page's main content: main_mask's blocks and, when nothing is
     selected, the page's JSON-LD articleBody, whatever the algorithm, then the page's record
     block (extraction.records: its facts behind its name) unless those blocks already say each
@@ -132,7 +136,7 @@ def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool =
     mask, images as ![alt](src) if asked; the articleBody when that is used)."""
     if not len(dom):
         return [], ""
-    mask, context = main_mask(dom, algorithm, keep, selector)
+    mask, context = main_mask(dom, algorithm, keep, selector, params)
     blocks = blocks_from_dom(dom, keep=mask, full_path=full_path)
     md = None
     if not blocks:
@@ -148,19 +152,19 @@ def main_content(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool =
     text = blocks_text(blocks, context)
     if blocks:  # the page's facts, whatever the mask kept (extraction.records); not in the text
         from .records import record_block, said_elsewhere
-        rec = record_block(dom, len(blocks))
+        rec = record_block(dom, len(blocks), params=params or DEFAULTS)
         if rec is not None and not said_elsewhere(rec, blocks):
             blocks.append(rec)
     return blocks, text
 
 
 def extract_dom(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = False,
-                info: bool = True) -> Document:
+                info: bool = True, params: ExtractionParams | None = None) -> Document:
     """Main content of a parsed page with the named algorithm (see registry.ALGORITHMS), with
     its PageInfo (metadata, kind, summary: extraction.pageinfo) unless info=False: page info is
     ~2-3 ms of the ~8 ms a page costs (the summary alone ~1.7 ms on an article), which a caller
-    wanting only the text should not pay."""
-    blocks, text = main_content(dom, algorithm, full_path)
+    wanting only the text should not pay. params: as in main_mask."""
+    blocks, text = main_content(dom, algorithm, full_path, params=params)
     page = None
     if info:
         from .pageinfo import page_info
@@ -171,9 +175,11 @@ def extract_dom(dom: Dom, algorithm: str = DEFAULT_ALGORITHM, full_path: bool = 
 
 
 def extract(html: str | bytes, url: str | None = None, algorithm: str = DEFAULT_ALGORITHM,
-            content_type: str | None = None, info: bool = True) -> Document:
+            content_type: str | None = None, info: bool = True,
+            params: ExtractionParams | None = None) -> Document:
     """Main content of one HTML page (text or raw bytes); info=False leaves Document.info None
-    (no metadata, kind or summary: about a third less time per page).
+    (no metadata, kind or summary: about a third less time per page). params: the extraction
+    parameters (extraction.params; `replace(DEFAULTS, ...)` for a tuning run) for `auto`.
 
     >>> doc = extract("<nav><a href='/'>Home</a></nav><article><h1>Title</h1>"
     ...               "<p>" + "Words, words and more words. " * 10 + "</p></article>")
@@ -181,7 +187,7 @@ def extract(html: str | bytes, url: str | None = None, algorithm: str = DEFAULT_
     True
     """
     get(algorithm)  # unknown names fail before any work
-    return extract_dom(load(raw_body(page_source(html)), url, content_type), algorithm, info=info)
+    return extract_dom(load(raw_body(page_source(html)), url, content_type), algorithm, info=info, params=params)
 
 
 def page_source(html: object) -> str | bytes:

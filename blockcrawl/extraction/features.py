@@ -17,7 +17,7 @@ class Features:
     link_len: list[int]  # of which inside <a>
     commas: list[int]  # commas in the subtree's text (also the CJK ones)
     # Results derived from these aggregates and the same Dom, computed once per page and shared
-    # by the rules that read them (auto._furniture: the article rule, the page-type rules and
+    # by the rules that read them (furniture.furniture: the article rule, the page-type rules and
     # listing.page_fallback each walked the whole Dom for the same furniture mask). Read-only.
     memo: dict[Any, Any] = field(default_factory=dict)
 

@@ -6,13 +6,13 @@ wrongly is text said twice or text of a known kind:
 - a carousel's cloned slides, a feature list repeated for each colour, a forum signature under
   every post of its author: the same text node again. `dedup` keeps the first copy;
 - on a product page, its reviews and ratings, its questions and answers, its legal footnotes
-  (`PRODUCT_DROP`), and text nodes that are a bare URL;
-- on a forum thread, the signatures and the authors' statistics (`FORUM_DROP`).
+  (`patterns.PRODUCT_DROP`), and text nodes that are a bare URL;
+- on a forum thread, the signatures and the authors' statistics (`patterns.FORUM_DROP`).
 A documentation page's <main> loses its prev/next, edit, "on this page" and "last modified"
-boxes (`DOCS_DROP`). A service page's sections are the <main> region's text when the page has a
+boxes (`patterns.DOCS_DROP`). A service page's sections are the <main> region's text when the page has a
 <main> holding text (auto's `region`), else auto's `wide` mask; then (`service`, after the
 page-text fallback) its calls to action and its blocks said twice go. The measurements behind each
-removal and its parameters: docs/decisions/0012-per-type-removals.md.
+removal and its parameters (extraction.params): docs/decisions/0012-per-type-removals.md.
 
 All of it is one pass over the flat Dom (a dropped element is skipped whole), O(n).
 """
@@ -23,53 +23,30 @@ from functools import lru_cache
 
 from ..parse import TEXT, Dom
 from ..parse.dom import Attrs
+from .params import DEFAULTS, ExtractionParams
+from .patterns import (
+    CTA_NAME,
+    CTA_VERB,
+    DOCS_DROP,
+    FORUM_DROP,
+    FURNITURE_HEADING,
+    FURNITURE_NAMES,
+    PRICE,
+    PRODUCT_DROP,
+    URL,
+)
 
 # A text node repeating an earlier kept one is dropped from this many characters (whitespace
 # normalised): shorter ones ("Yes", "No", "$20.00", "Reply") are a table's cells and a post's
-# labels, said again on purpose (longer minimums keep more repeats; decision 0012).
-DEDUP_MIN = 10
+# labels, said again on purpose (longer minimums keep more repeats; decision 0012): params.dedup_min.
 # An element named like this is dropped unless it holds this share of the kept text (a wrapper
-# named "product-reviews-page" holding the whole product is no review list; decision 0012).
-DROP_SHARE = 0.8
-# Names of what a product page's reader does not search for: reviews and ratings (not
-# "preview"), testimonials, questions and answers, disclaimers and footnotes (each alone gains on
-# wcxb-dev's product pages; decision 0012).
-PRODUCT_DROP = re.compile(r"(?<!p)review|rating|testimonial|disclaimer|footnote|questions|\bqa\b|"
-                          r"q-?and-?a", re.I)
-# What a product page shows of OTHER products, and its rating widgets: recommendation carousels
-# ("Customers also bought", "You may also like"), related and similar items, up-sells and
-# cross-sells, ratings and reviews. Named so by class/id (FURNITURE_NAMES) or headed so
-# (FURNITURE_HEADING, read from a heading of at most FURNITURE_HEADING_CHARS characters). The page's
-# record block (extraction.records) reads no pairs inside them ("Products: Club Price: $14.55" of
-# another book is no fact of this one).
-OTHER_PRODUCTS = (r"carousel|recommend|related|also-?(?:bought|viewed|like|purchased)|up-?sell|cross-?sell|"
-                  r"similar|recently-?viewed|bought-?together")
-OTHER_PRODUCTS_NAMES = re.compile(OTHER_PRODUCTS, re.I)
-FURNITURE_NAMES = re.compile(OTHER_PRODUCTS + r"|(?<!p)review|rating|testimonial", re.I)
-# The record block's furniture: as FURNITURE_NAMES, but of reviews only their lists and widgets
-# ("reviews", "review-list", "customer-review"): a review article's own box ("review-specs",
-# "review-summary": Processor, Memory, Dimensions...) holds the facts it reviews. On wcxb-dev, any
-# "review" name kept 33 pages' pairs out, most of them gold facts of review articles; these names
-# 11, the pairs of review articles back and the reviewers of product pages still out.
-RECORD_FURNITURE_NAMES = re.compile(
-    OTHER_PRODUCTS + r"|rating|testimonial|reviews|(?:customer|user|product)-?review|"
-    r"review-?(?:list|item|widget|container|section|block|content|wrapper|body|stars)", re.I)
-OTHER_PRODUCTS_HEADING = (
-    r"\b(?:also\s+(?:bought|viewed|like|love|enjoy|purchased)|(?:customers|people|shoppers)\s+who\b|"
-    r"you\s+(?:may|might|will|could)\s+(?:also\s+)?(?:like|love|enjoy|need)|related\s+(?:products|items|books|titles)|"
-    r"similar\s+(?:products|items|books|titles)|recommended\s+(?:for\s+you|products|items|books)|"
-    r"frequently\s+bought|bought\s+together|recently\s+viewed|more\s+(?:items|products|books)\s+(?:from|by|like)|"
-    r"complete\s+the\s+look|pairs\s+well\s+with)\b")
-FURNITURE_HEADING = re.compile(OTHER_PRODUCTS_HEADING + r"|\b(?:customer\s+reviews|ratings?\s+(?:&|and)\s+reviews)\b",
-                               re.I)
-OTHER_HEADING = re.compile(OTHER_PRODUCTS_HEADING, re.I)
+# named "product-reviews-page" holding the whole product is no review list; decision 0012):
+# params.drop_share.
 # The page types whose mask loses those boxes and sections (drop_furniture), and which: on a
 # product page all of it; on a listing only the other products' boxes and sections, as a
 # listing's items carry their own ratings (a film list's "7.9 (76K)"). The record block
 # (extraction.records) reads no pairs inside any of them, on any page.
-FURNITURE_KINDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
-    "product": (FURNITURE_NAMES, FURNITURE_HEADING), "listing": (OTHER_PRODUCTS_NAMES, OTHER_HEADING)}
-FURNITURE_HEADING_CHARS = 80  # a longer heading is read for no furniture name
+# (params.furniture_kinds; the product furniture's names and headings: extraction.patterns).
 
 
 def one_product(dom: Dom) -> bool:
@@ -88,10 +65,11 @@ def one_product(dom: Dom) -> bool:
 
 
 def drop_furniture(dom: Dom, keep: list[bool], names: re.Pattern[str] = FURNITURE_NAMES,
-                   heading: re.Pattern[str] = FURNITURE_HEADING, share: float = DROP_SHARE) -> list[bool]:
+                   heading: re.Pattern[str] = FURNITURE_HEADING, share: float = DEFAULTS.drop_share,
+                   heading_chars: int = DEFAULTS.furniture_heading_chars) -> list[bool]:
     """keep without the page's furniture (a new mask): the elements whose class/id matches names
     (unless one holds share of the kept text), and the sections whose heading (of at most
-    FURNITURE_HEADING_CHARS) matches heading: the heading's parent when that holds less than share
+    heading_chars) matches heading: the heading's parent when that holds less than share
     of the kept text, else the nodes from the heading to the next heading as high. Two flat
     passes, O(n)."""
     out = drop_named(dom, list(keep), names, share)
@@ -111,7 +89,7 @@ def drop_furniture(dom: Dom, keep: list[bool], names: re.Pattern[str] = FURNITUR
                 level = 0
             if not skipped[j] and ends[j] - j <= 16:
                 h = " ".join(texts[q] for q in range(j, ends[j]) if tags[q] == TEXT).strip()
-                if len(h) <= FURNITURE_HEADING_CHARS and heading.search(h):
+                if len(h) <= heading_chars and heading.search(h):
                     p = parent[j]
                     if p >= 0 and kept[ends[p]] - kept[p] < limit and tags[p] not in ("body", "main", "article"):
                         out[p:ends[p]] = [False] * (ends[p] - p)
@@ -127,19 +105,9 @@ def drop_furniture(dom: Dom, keep: list[bool], names: re.Pattern[str] = FURNITUR
 _LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
 
-# A documentation page's furniture inside its <main>: the "last modified" line, the page footer
-# and its "was this helpful?" box, prev/next links, breadcrumbs, the table of contents ("on this
-# page") and edit links (decision 0012).
-DOCS_DROP = re.compile(r"last-?modified|last-?updated|article-?footer|page-?footer|feedback|helpful|"
-                       r"prev-?next|pagination|breadcrumb|\btoc\b|on-?this-?page|edit-?(this|page|on)|"
-                       r"edit-?link", re.I)
-# A forum post's signature ("sig" as a word: not "design", "signin") and its author's statistics
-# beside it (XenForo's message-userExtras: "Messages 1,204 Reaction score 311 Joined ...", 16 of
-# wcxb-dev's forum pages; decision 0012).
-FORUM_DROP = re.compile(r"signature|\bsig\b|user-?extras|user-?stats", re.I)
 
 
-def dedup(dom: Dom, keep: list[bool], min_len: int = DEDUP_MIN) -> list[bool]:
+def dedup(dom: Dom, keep: list[bool], min_len: int = DEFAULTS.dedup_min) -> list[bool]:
     """Unkeep every kept text node (of min_len characters or more) whose text a kept node before it
     already said; keep is changed in place and returned."""
     seen: set[str] = set()
@@ -167,7 +135,7 @@ def _names(a: Attrs | None) -> str:
     return f"{c or ''} {d or ''}" if c or d else ""
 
 
-def drop_named(dom: Dom, keep: list[bool], pattern: re.Pattern[str], share: float = DROP_SHARE
+def drop_named(dom: Dom, keep: list[bool], pattern: re.Pattern[str], share: float = DEFAULTS.drop_share
                ) -> list[bool]:
     """Unkeep the text of elements whose class/id matches pattern, unless one holds share of the
     kept text or more; keep is changed in place and returned."""
@@ -191,13 +159,9 @@ def drop_named(dom: Dom, keep: list[bool], pattern: re.Pattern[str], share: floa
     return keep
 
 
-# A price alone in its text node: "$35.00", "EUR 12,50", "1.299,00 €", "249 kr".
-PRICE = re.compile(r"\s*(?:[$\u20ac\u00a3\u00a5\u20b9]|USD|EUR|GBP)\s?\d[\d,.]*\s*$|"
-                   r"\s*\d[\d,.]*\s?(?:[$\u20ac\u00a3]|EUR|USD|kr)\s*$")
-PRICE_WINDOW = 300  # nodes after the page's <h1> searched for its price
 
 
-def price(dom: Dom, keep: list[bool], dead: list[bool]) -> list[bool]:
+def price(dom: Dom, keep: list[bool], dead: list[bool], window: int = DEFAULTS.price_window) -> list[bool]:
     """Keep the first price after the page's first <h1> that is not in page furniture (dead).
     A price stands alone before the description, so the article rule's edge trimming drops it;
     it is one or two words of the gold on wcxb-dev (neutral there: .658 with or without), and the
@@ -207,15 +171,13 @@ def price(dom: Dom, keep: list[bool], dead: list[bool]) -> list[bool]:
     h = next((i for i in range(n) if tags[i] == "h1"), -1)
     if h < 0:
         return keep
-    for j in range(h, min(n, h + PRICE_WINDOW)):
+    for j in range(h, min(n, h + window)):
         if tags[j] == TEXT and not dead[j] and not skipped[j] and PRICE.match(texts[j]):
             keep[j] = True
             break
     return keep
 
 
-# A text node that is a bare address: an image or variant URL of a product's data dump.
-URL = re.compile(r"\s*(https?://|www\.)\S+\s*$")
 
 
 def drop_urls(dom: Dom, keep: list[bool]) -> list[bool]:
@@ -227,30 +189,33 @@ def drop_urls(dom: Dom, keep: list[bool]) -> list[bool]:
     return keep
 
 
-def product(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -> list[bool]:
+def product(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int],
+            params: ExtractionParams = DEFAULTS) -> list[bool]:
     """A product page's description, specifications and price: the mask minus its reviews,
     questions and footnotes and bare URLs, each text said once, plus its price (dead: auto's
     furniture mask; owner unused, the rules take one signature)."""
-    return price(dom, drop_urls(dom, dedup(dom, drop_named(dom, keep, PRODUCT_DROP))), dead)
+    named = drop_named(dom, keep, PRODUCT_DROP, params.drop_share)
+    return price(dom, drop_urls(dom, dedup(dom, named, params.dedup_min)), dead, params.price_window)
 
 
-def docs(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -> list[bool]:
+def docs(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int],
+         params: ExtractionParams = DEFAULTS) -> list[bool]:
     """A documentation page's whole body minus its navigation and footer boxes (dead, owner:
     unused, the rules take one signature)."""
-    return drop_named(dom, keep, DOCS_DROP)
+    return drop_named(dom, keep, DOCS_DROP, params.drop_share)
 
 
-def thread(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -> list[bool]:
+def thread(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int],
+           params: ExtractionParams = DEFAULTS) -> list[bool]:
     """A forum thread's posts with their authors: the mask minus signatures, each text said once,
     with the first post's head (dead, owner: auto's furniture mask and text block owners)."""
-    return dedup(dom, drop_named(dom, first_head(dom, keep, dead, owner), FORUM_DROP))
+    head = first_head(dom, keep, dead, owner, params.head_up)
+    return dedup(dom, drop_named(dom, head, FORUM_DROP, params.drop_share), params.dedup_min)
 
 
-HEAD_UP = 2  # levels from the first kept text block up to its post (p -> post body -> post)
-
-
-def first_head(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -> list[bool]:
-    """Keep the text before the first kept node inside its post (HEAD_UP levels up): the first
+def first_head(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int],
+               up: int = DEFAULTS.head_up) -> list[bool]:
+    """Keep the text before the first kept node inside its post (`up` levels: p -> post body -> post): the first
     post's author and date, which auto's edge trimming drops as short lines before the first
     prose (the authors of later posts stay, being inside). Neutral on wcxb-dev's forum pages
     (.827 with or without; 1 / 2 / 3 levels: .827 / .827 / .825)."""
@@ -259,7 +224,7 @@ def first_head(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -
     if j0 < 0:
         return keep
     g = owner[j0]
-    for _ in range(HEAD_UP):
+    for _ in range(up):
         if parent[g] >= 0:
             g = parent[g]
     for q in range(g, j0):
@@ -270,20 +235,14 @@ def first_head(dom: Dom, keep: list[bool], dead: list[bool], owner: list[int]) -
 
 # A service page's calls to action: "Learn more", "Get started", "Book a demo", "See plans", "Contact
 # us" under every section and card. WCXB's annotators keep a service page's sections, not its
-# buttons. A call to action is a link or button of at most CTA_WORDS words, standing outside any
+# buttons. A call to action is a link or button of at most params.cta_words words, standing outside any
 # sentence (no text node beside it in its parent: "read our <a>terms</a>" stays), that is named as
 # a button (a <button>, class/id/role btn, button, cta) or opens with a call's verb (CTA_VERB):
 # any short link would take a collection's product names with it. Measured in decision 0012.
-CTA_WORDS: int | None = 6  # None: calls to action stay
-CTA_CHARS = 60  # a longer link is no call to action (read before its words are counted)
-CTA_VERB = re.compile(
-    r"\s*(learn|get|start|try|book|contact|request|see|view|read|explore|discover|sign|download|"
-    r"shop|join|find|schedule|talk|watch|call|know|apply|register|subscribe|buy|order|claim|chat|"
-    r"let'?s|go|click|check|visit|meet|browse|compare|enroll|speak|send|show|more)\b", re.I)
-CTA_NAME = re.compile(r"btn|button|cta", re.I)
 
 
-def calls_to_action(dom: Dom, keep: list[bool], max_words: int = 6) -> list[bool]:
+def calls_to_action(dom: Dom, keep: list[bool], max_words: int = 6,
+                    max_chars: int = DEFAULTS.cta_chars) -> list[bool]:
     """keep without the page's calls to action (a new mask). Two flat passes: the parents holding
     text of their own, then every <a> and <button> (they do not nest in one another's text)."""
     n = len(dom)
@@ -311,7 +270,7 @@ def calls_to_action(dom: Dom, keep: list[bool], max_words: int = 6) -> list[bool
         e = ends[j]
         k = kept[e] - kept[j]
         p = parent[j]
-        if 0 < k <= CTA_CHARS and not (p >= 0 and in_sentence[p]):
+        if 0 < k <= max_chars and not (p >= 0 and in_sentence[p]):
             words = " ".join(texts[q] for q in range(j, e) if tags[q] == TEXT and out[q]).split()
             if 0 < len(words) <= max_words:
                 names = _names(attrs[j])
@@ -326,11 +285,10 @@ def calls_to_action(dom: Dom, keep: list[bool], max_words: int = 6) -> list[bool
 
 # A block said twice whole on a service page: a carousel's cloned slides (a testimonial with its
 # author), the desktop and the mobile copy of a section (linear.app's "hide-laptop" twin). The
-# second copy of an element holding at least two kept text nodes and REPEAT_CHARS
+# second copy of an element holding at least two kept text nodes and params.repeat_chars
 # characters, its kept text nodes the same as an earlier element's, is dropped. Whole blocks, not
 # each text node said again (dedup, the forum and product rule): on a service page a short label
 # or a price said twice is often content. Measured in decision 0012.
-REPEAT_CHARS: int | None = 80
 _MOD = (1 << 61) - 1
 _BASE = 1_000_003
 
@@ -379,13 +337,13 @@ def repeated_blocks(dom: Dom, keep: list[bool], min_chars: int = 80) -> list[boo
 
 # The page types whose mask (after listing.page_fallback) loses its calls to action and its blocks
 # said twice (auto.select).
-SERVICE_KINDS = frozenset({"service"})
+# (params.service_kinds)
 
 
-def service(dom: Dom, keep: list[bool]) -> list[bool]:
+def service(dom: Dom, keep: list[bool], params: ExtractionParams = DEFAULTS) -> list[bool]:
     """A service page's sections: the mask without its calls to action and second copies."""
-    if CTA_WORDS:
-        keep = calls_to_action(dom, keep, CTA_WORDS)
-    if REPEAT_CHARS:
-        keep = repeated_blocks(dom, keep, REPEAT_CHARS)
+    if params.cta_words:
+        keep = calls_to_action(dom, keep, params.cta_words, params.cta_chars)
+    if params.repeat_chars:
+        keep = repeated_blocks(dom, keep, params.repeat_chars)
     return keep

@@ -12,17 +12,20 @@ site dedup drops it only as an exact copy (chunk.dedup).
 
 One forward pass over the flat Dom (no recursion): navigation, footers, forms and banner headers
 are skipped as subtrees, and so is what the page shows of other products (boxes named as
-recommendations, related items, carousels, ratings or review lists, pagerules.RECORD_FURNITURE_NAMES, and
+recommendations, related items, carousels, ratings or review lists, patterns.RECORD_FURNITURE_NAMES, and
 sections headed "Customers also bought", "You may also like"...: their "Club Price: $14.55" is no
 fact of this page); a <dl> or a table is read once as a whole; an element with <br> children is
 read as lines (`<b>Publisher:</b> Zebra<br><b>ISBN-13:</b> 978...<br>` in a table cell); any
 other small element (at most SMALL_NODES nodes, so reading its text is bounded) is read as one
 "Label: value" line, or as a label element and a value element side by side (`<li><span>Brand
 </span> Acme</li>`, `<div><div>Weight</div><div>1.2 kg</div></div>`, a label beside a list of
-values). A pair is kept when its box holds another pair (the same box or up to BOX_LEVELS above
-it) or its label is a known fact label, so a lone "Note: ..." in prose is no record. Then the
+values). A pair is kept when its box holds another pair (the same box or up to params.box_levels
+above it) or its label is a known fact label, so a lone "Note: ..." in prose is no record. Then the
 page's own schema.org item (the first JSON-LD object or microdata itemscope typed a product or
 a book) adds the properties (SCHEMA_LABELS) the boxes did not say.
+
+This module walks the page and builds the record; the readers of one element's pairs (lines,
+label beside value, <br> runs, <dl>, tables) are in extraction.pairs.
 """
 from __future__ import annotations
 
@@ -33,24 +36,31 @@ from functools import lru_cache
 from itertools import compress
 
 from ..hashing import text_hash
-from ..parse import TEXT, Dom
+from ..parse import Dom
 from ..records import Block
 from .jsonld import SCHEMA_TYPES
+from .pairs import (
+    CELL_NODES,
+    HEADING_LEVELS,
+    LINE_TAGS,
+    PAIR_TAGS,
+    SMALL_NODES,
+    clean,
+    dl_pairs,
+    line_pair,
+    pair,
+    run_pairs,
+    small,
+    table_pairs,
+    two_pair,
+)
+from .params import DEFAULTS, ExtractionParams
 from .text import subtree_text
 
-LABEL_MAX = 40  # characters of a label ("Publication date", "ISBN-13", "File extension")
-LABEL_WORDS = 4
-LABEL_MIN = 2  # characters: "W: 3-1", "L: 0-2" are a match's result, not a label
-VALUE_MAX = 160  # characters of a value: longer is prose (a glossary's definition), not a fact
-SMALL_NODES = 16  # an element read as one "Label: value" line holds at most this many nodes
-CELL_NODES = 64  # a table cell, <dt> or <dd> read for a pair holds at most this many nodes
-PAIRS_MAX = 30  # pairs in a record (a 60-row infobox is cut here)
-BOX_LEVELS = 2  # levels above a pair's box where a second pair makes both a record's (a box of boxes)
 RECORD_SEP = " | "
 TITLE_SEP = " — "
-HEADING_MAX = 150  # characters of a heading taken for the page's name
-RUN_NODES = 600  # an element read as <b>Label:</b> value<br> lines holds at most this many nodes
-FURNITURE_SHARE = 0.5  # a box named as furniture is skipped unless it holds this share of the page
+# The record's tunable numbers (pairs_max, box_levels, heading_max, record_furniture_share, and the
+# label and value bounds of extraction.pairs) are fields of extraction.params.ExtractionParams.
 KIND = "record"
 TAG_PATH = "record"  # the record's place for the site dedup: one per page
 
@@ -83,23 +93,7 @@ _SKIP_NAMES = re.compile(r"(?:^|[\s_-])(?:nav|navbar|menu|footer|cookie|cookies|
                          re.IGNORECASE)
 # Containers whose class/id may name them navigation, a footer, a cookie banner
 _NAMED_BOXES = frozenset({"div", "ul", "ol", "section", "aside", "header", "table", "dl", "main", "article"})
-# Elements read as one line (table rows: _table_pairs; a <span> line sits in one of these)
-_LINE_TAGS = frozenset({"li", "p", "div", "section", "td"})
-_BLOCK_TAGS = frozenset({"div", "p", "li", "ul", "ol", "dl", "table", "tr", "section", "article", "br", "hr",
-                         "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "form"})
-_LABEL_TAGS = frozenset({"b", "strong", "th", "dt", "label", "em"})
-# A plain <span> (or <div>) opening a line is its label when the line is `<li><span>Label</span> value
-# </li>` or `<div><div>Label</div><div>Value</div></div>`: the two-part shapes shops write
-_PAIR_LABEL_TAGS = frozenset({"span", "div", "dt", "th", "td", "p", "label", "b", "strong", "em"})
-_PAIR_TAGS = frozenset({"li", "div", "tr", "dl", "p"})
-_HEADINGS = {"h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
-_LABEL_NAMES = re.compile(r"label|key|name|term|title|heading", re.IGNORECASE)
-_INVISIBLE = str.maketrans({"\u200e": "", "\u200f": "", "\u200b": "", "\u00a0": " ", "\ufeff": ""})
-_COLON = re.compile(r"^([^\W\d_][^:：\n]*?)\s*[:：]\s*(\S.*)$", re.DOTALL)
-_NOT_LABELS = frozenset({"http", "https", "mailto", "ftp", "tel", "note", "notes", "warning", "tip", "example",
-                         "see also", "q", "a", "question", "answer", "step", "main article", "main articles",
-                         "further information", "further reading"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,21 +102,6 @@ class Fact:
     value: str
     node: int  # the element the pair was read from
     box: int  # the element holding the pairs of its box (a list, a <dl>, a table)
-
-
-def _clean(s: str) -> str:
-    return " ".join(s.translate(_INVISIBLE).split())
-
-
-def _pair(label: str, value: str) -> tuple[str, str] | None:
-    label, value = _clean(label).rstrip(" :：-–—"), _clean(value).lstrip(" :：")
-    if len(label) < LABEL_MIN or not value or len(label) > LABEL_MAX or len(value) > VALUE_MAX:
-        return None
-    if len(label.split()) > LABEL_WORDS or label.lower() in _NOT_LABELS or not label[0].isalpha():
-        return None
-    if label.lower() == value.lower():
-        return None
-    return label, value
 
 
 def _skipped_box(dom: Dom, i: int) -> bool:
@@ -151,7 +130,7 @@ _NONE, _SKIP, _FURNITURE = 0, 1, 2
 
 def _box_kind(dom: Dom, i: int) -> int:
     """_SKIP for what _skipped_box skips, _FURNITURE for a container named as other products'
-    furniture (pagerules.RECORD_FURNITURE_NAMES), else _NONE: the names are joined and searched once."""
+    furniture (patterns.RECORD_FURNITURE_NAMES), else _NONE: the names are joined and searched once."""
     t = dom.tag[i]
     if t in _SKIP_TAGS:
         return _SKIP
@@ -172,239 +151,31 @@ def _named_kind(cls: str, id_: str, role: str) -> int:
 # class strings repeat on a page and are cached; a page's ids are mostly its own, searched once each
 @lru_cache(maxsize=4096)
 def _furniture_named(names: str) -> bool:
-    from .pagerules import RECORD_FURNITURE_NAMES
+    from .patterns import RECORD_FURNITURE_NAMES
 
     return bool(names) and RECORD_FURNITURE_NAMES.search(names) is not None
 
 
-def _line_pair(dom: Dom, i: int, label_only: bool = False) -> tuple[str, str] | None:
-    """A small element read as one pair: "Label: value" in its text, or a label element (bold,
-    a label class) first and the value after it. Its nodes are looked at once before any text
-    is joined: most small elements hold no block, no colon and no label first (16,918 of them on
-    86 cetd pages)."""
-    tags, ends, texts = dom.tag, dom.end, dom.text
-    colon = False
-    for k in range(i + 1, ends[i]):  # a box of lines is not a line: its lines are read one by one
-        t = tags[k]
-        if t == TEXT:
-            colon = colon or ":" in texts[k] or "：" in texts[k]
-        elif t in _BLOCK_TAGS:
-            return None
-    first = i + 1
-    while first < ends[i] and tags[first] == TEXT and not texts[first].strip():
-        first += 1
-    label_first = False
-    if first < ends[i] and tags[first] != TEXT:
-        a = dom.attrs[first]
-        cls = (a.get("class") or "") if a else ""
-        label_first = tags[first] in _LABEL_TAGS or bool(cls and _LABEL_NAMES.search(cls)) \
-            or (tags[first] == "span" and tags[i] == "li")
-    if not (label_first or (colon and not label_only)):
-        return None
-    text = subtree_text(dom, i)
-    if not text or len(text) > LABEL_MAX + VALUE_MAX + 4:
-        return None
-    if label_first:
-        label = subtree_text(dom, first)
-        rest = text[len(label):] if text.startswith(label) else ""
-        if label and rest.strip():
-            return _pair(label, rest)
-    if label_only:
-        return None
-    m = _COLON.match(text.translate(_INVISIBLE))
-    return _pair(m.group(1), m.group(2)) if m else None
+_last: tuple[Dom | None, ExtractionParams | None, list[Fact]] = (None, None, [])
 
 
-def _run_pairs(dom: Dom, i: int) -> list[tuple[str, str, int]]:
-    """The pairs of an element written as lines split by <br>: `<b>Publisher:</b> Zebra<br><b>ISBN-13:</b>
-    978...<br>` (a details box in a table cell, a <div> or a <p>). Only its children are read, each
-    once: a line is the inline children between two <br>s or block children; it is a pair when it
-    opens with a label element (bold, a label class) or reads "Label: value". [] when the element
-    has no <br> child or is bigger than RUN_NODES."""
-    tags, ends, texts = dom.tag, dom.end, dom.text
-    if ends[i] - i > RUN_NODES:
-        return []
-    out: list[tuple[str, str, int]] = []
-    line: list[int] = []
-    brs = 0
-
-    def close() -> None:
-        if not line:
-            return
-        first = next((k for k in line if tags[k] != TEXT or texts[k].strip()), -1)
-        if first >= 0:
-            parts = [texts[k] if tags[k] == TEXT else subtree_text(dom, k) for k in line]
-            text = " ".join(" ".join(parts).split())
-            p = None
-            if tags[first] != TEXT and (tags[first] in _LABEL_TAGS or _label_class(dom, first)):
-                label = " ".join(parts[line.index(first)].split())
-                if label and text.startswith(label):
-                    p = _pair(label, text[len(label):])
-            if p is None and len(text) <= LABEL_MAX + VALUE_MAX + 4:
-                m = _COLON.match(text.translate(_INVISIBLE))
-                p = _pair(m.group(1), m.group(2)) if m else None
-            if p is not None:
-                out.append((p[0], p[1], line[0]))
-        line.clear()
-
-    k, stop = i + 1, ends[i]
-    while k < stop:
-        t = tags[k]
-        if t == "br":
-            brs += 1
-            close()
-        elif t in _BLOCK_TAGS:
-            close()
-        elif t == TEXT or ends[k] - k <= SMALL_NODES:
-            line.append(k)
-        else:
-            close()
-        k = ends[k] if t != TEXT else k + 1
-    close()
-    return out if brs else []
-
-
-def _label_class(dom: Dom, k: int) -> bool:
-    a = dom.attrs[k]
-    cls = (a.get("class") or "") if a else ""
-    return bool(cls and _LABEL_NAMES.search(cls))
-
-
-def _two_pair(dom: Dom, i: int) -> tuple[str, str] | None:
-    """An element of two small children and no text of its own, the first a short label:
-    `<div class="row"><div>Weight</div><div>1.2 kg</div></div>`, `<li><span>Brand</span><span>Acme
-    </span></li>`; the second may be a list of values (`<span>Genre</span><ul><li>Action</li>...
-    </ul>`, read "Action, Adventure"). At most CELL_NODES nodes, each looked at once or twice."""
-    tags, ends, texts = dom.tag, dom.end, dom.text
-    if ends[i] - i > CELL_NODES:
-        return None
-    kids: list[int] = []
-    k, stop = i + 1, ends[i]
-    while k < stop:
-        if tags[k] == TEXT:
-            if texts[k].strip():
-                return None
-            k += 1
-            continue
-        kids.append(k)
-        if len(kids) > 2:
-            return None
-        k = ends[k]
-    if len(kids) != 2 or tags[kids[0]] not in _PAIR_LABEL_TAGS or tags[kids[1]] in _HEADINGS:
-        return None
-    label, second = kids
-    if any(tags[q] in _BLOCK_TAGS for q in range(label + 1, ends[label])) \
-            or sum(tags[q] == TEXT and bool(texts[q].strip()) for q in range(label, ends[label])) != 1:
-        return None  # a label is one piece of text ("Brand", not "Brand Acme" of a row, or a box of rows)
-    if tags[second] in ("ul", "ol"):  # a list of values, one item each
-        items = dom.children(second)
-        if any(tags[q] != "li" and tags[q] != TEXT for q in items) or any(
-                tags[q] in _BLOCK_TAGS for li in items if tags[li] == "li" for q in range(li + 1, ends[li])):
-            return None
-        value = ", ".join(v for li in items if tags[li] == "li" and (v := _clean(subtree_text(dom, li))))
-    elif any(tags[q] in _BLOCK_TAGS for q in range(second + 1, ends[second])):
-        return None
-    else:
-        value = subtree_text(dom, second)
-    return _pair(subtree_text(dom, label), value)
-
-
-def _small(dom: Dom, i: int) -> bool:
-    """A cell, term or definition small enough to be read for a value: the text of bigger ones
-    (a layout table's columns, nested 50,000 deep) would be read once per enclosing table."""
-    return dom.end[i] - i <= CELL_NODES
-
-
-def _dl_pairs(dom: Dom, dl: int) -> list[tuple[str, str, int]]:
-    tags, ends = dom.tag, dom.end
-    out: list[tuple[str, str, int]] = []
-    label = ""
-    values: list[str] = []
-    node = dl
-
-    def close() -> None:
-        if label and values:
-            p = _pair(label, ", ".join(values))
-            if p:
-                out.append((p[0], p[1], node))
-
-    j, stop = dl + 1, ends[dl]
-    while j < stop:
-        t = tags[j]
-        if t == "dt":
-            close()
-            label, values, node = subtree_text(dom, j) if _small(dom, j) else "", [], j
-            j = ends[j]
-        elif t == "dd":
-            v = subtree_text(dom, j) if _small(dom, j) else ""
-            if v:
-                values.append(v)
-            else:
-                label = ""  # a definition too big to be a value: no pair
-            j = ends[j]
-        elif t == "dl":  # a nested list is its own
-            j = ends[j]
-        else:
-            j += 1
-    close()
-    return out
-
-
-def _table_pairs(dom: Dom, table: int) -> list[tuple[str, str, int]] | None:
-    """The pairs of a two-column table (most rows two cells, a short first cell), or None."""
-    tags, ends = dom.tag, dom.end
-    rows = 0
-    cells: list[int] = []
-    out: list[tuple[str, str, int]] = []
-    row = -1
-
-    def close() -> None:
-        if row >= 0 and len(cells) == 2 and tags[cells[1]] == "td" and _small(dom, cells[0]) and _small(dom, cells[1]):
-            p = _pair(subtree_text(dom, cells[0]), subtree_text(dom, cells[1]))
-            if p:
-                out.append((p[0], p[1], row))
-
-    j, stop = table + 1, ends[table]
-    while j < stop:
-        t = tags[j]
-        if t == "table":
-            j = ends[j]
-            continue
-        if t == "tr":
-            close()
-            rows += 1
-            row, cells = j, []
-        elif t in ("td", "th") and row >= 0 and j < ends[row]:
-            cells.append(j)
-            j = ends[j]
-            continue
-        j += 1
-    close()
-    if len(out) < 2 or 5 * len(out) < 4 * rows:
-        return None
-    return out
-
-
-_last: tuple[Dom | None, list[Fact]] = (None, [])
-
-
-def page_facts(dom: Dom) -> list[Fact]:
+def page_facts(dom: Dom, params: ExtractionParams = DEFAULTS) -> list[Fact]:
     """The label/value pairs of the page's fact boxes, in page order, each label once. The last
     page's answer is kept: main_content and the pipeline ask for the same page in a row."""
     global _last
-    if _last[0] is dom:
-        return _last[1]
-    facts = _page_facts(dom) if len(dom) else []
-    _last = (dom, facts)
+    if _last[0] is dom and _last[1] is params:
+        return _last[2]
+    facts = _page_facts(dom, None, params) if len(dom) else []
+    _last = (dom, params, facts)
     return facts
 
 
-def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
+def _page_facts(dom: Dom, start: int | None = None, params: ExtractionParams = DEFAULTS) -> list[Fact]:
     tags, ends, skipped, parent = dom.tag, dom.end, dom.skipped, dom.parent
     root = dom.body() if start is None else start
     found: list[tuple[str, str, int, int]] = []
     main_end = -1  # end of the <main>/<article> being read: a <header> inside it is the article's
-    furniture_max = FURNITURE_SHARE * (ends[root] - root)
+    furniture_max = params.record_furniture_share * (ends[root] - root)
     reco_level = 0  # inside a flat run of nodes under a furniture heading ("You may also like"), its level
     # the elements with a <br> child: the only ones read as lines split by <br> (a C loop finds them)
     br_parents = {parent[k] for k in compress(range(len(tags)), map("br".__eq__, tags))}
@@ -414,11 +185,11 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
         if t not in _ASKED:  # text, inline markup, images: most nodes, one set lookup each
             j += 1
             continue
-        if t in _HEADINGS:
-            level = _HEADINGS[t]
+        if t in HEADING_LEVELS:
+            level = HEADING_LEVELS[t]
             if reco_level and level <= reco_level:
                 reco_level = 0
-            if not skipped[j] and ends[j] - j <= SMALL_NODES and _furniture_heading(dom, j):
+            if not skipped[j] and ends[j] - j <= SMALL_NODES and _furniture_heading(dom, j, params):
                 box = parent[j]
                 if box > root and ends[box] - box <= furniture_max and tags[box] not in ("main", "article", "body"):
                     j = ends[box]  # the heading's box: a carousel, a strip of other products
@@ -433,35 +204,35 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
         if t in ("main", "article"):
             main_end = max(main_end, ends[j])
         if t == "dl":
-            found += [(lab, v, n, j) for lab, v, n in _dl_pairs(dom, j)]
+            found += [(lab, v, n, j) for lab, v, n in dl_pairs(dom, j, params)]
             j = ends[j]
             continue
         if t == "table":
-            pairs = _table_pairs(dom, j)
+            pairs = table_pairs(dom, j, params)
             if pairs is not None:
                 found += [(lab, v, n, j) for lab, v, n in pairs]
                 j = ends[j]
                 continue
-        elif t in _LINE_TAGS and ends[j] - j <= CELL_NODES:
+        elif t in LINE_TAGS and ends[j] - j <= CELL_NODES:
             # a table cell is a pair only behind a label element ("Star Wars: Episode IV" is a title)
-            p = _line_pair(dom, j, label_only=t == "td") if ends[j] - j <= SMALL_NODES else None
-            if p is None and t in _PAIR_TAGS:
-                p = _two_pair(dom, j)
+            p = line_pair(dom, j, t == "td", params) if ends[j] - j <= SMALL_NODES else None
+            if p is None and t in PAIR_TAGS:
+                p = two_pair(dom, j, params)
             if p is not None:
                 found.append((p[0], p[1], j, parent[j]))
                 j = ends[j]
                 continue
         if t in _RUN_TAGS and j in br_parents:
-            found += [(lab, v, n, j) for lab, v, n in _run_pairs(dom, j)]
+            found += [(lab, v, n, j) for lab, v, n in run_pairs(dom, j, params)]
         j += 1
-    # a pair stands when its box holds another pair (the same box, or one of BOX_LEVELS levels up:
+    # a pair stands when its box holds another pair (the same box, or one of params.box_levels levels up:
     # each line of a box in a <div> of its own, each <dl> of one pair in a column of a row), or
     # when its label is a fact on its own
     per_box: dict[int, int] = {}
     chains: list[list[int]] = []
     for _, _, _, box in found:
         chain = [box]
-        while len(chain) <= BOX_LEVELS and chain[-1] >= 0:
+        while len(chain) <= params.box_levels and chain[-1] >= 0:
             chain.append(parent[chain[-1]])
         chain = [b for b in chain if b >= 0]
         chains.append(chain)
@@ -476,25 +247,25 @@ def _page_facts(dom: Dom, start: int | None = None) -> list[Fact]:
             continue
         labels.add(lab.lower())
         out.append(Fact(lab, v, n, box))
-        if len(out) == PAIRS_MAX:
+        if len(out) == params.pairs_max:
             return out
     if start is None:  # the page's declared properties its boxes do not already say
         values = " ".join(f.value.lower() for f in out)
-        for lab, v in schema_facts(dom):
+        for lab, v in schema_facts(dom, params):
             if lab.lower() in labels or v.lower() in values:
                 continue
             labels.add(lab.lower())
             out.append(Fact(lab, v, -1, -1))
-            if len(out) == PAIRS_MAX:
+            if len(out) == params.pairs_max:
                 break
     return out
 
 
-def _furniture_heading(dom: Dom, i: int) -> bool:
-    from .pagerules import FURNITURE_HEADING, FURNITURE_HEADING_CHARS
+def _furniture_heading(dom: Dom, i: int, params: ExtractionParams) -> bool:
+    from .patterns import FURNITURE_HEADING
 
     h = subtree_text(dom, i)
-    return len(h) <= FURNITURE_HEADING_CHARS and FURNITURE_HEADING.search(h) is not None
+    return len(h) <= params.furniture_heading_chars and FURNITURE_HEADING.search(h) is not None
 
 
 def _schema_value(v: object) -> str:
@@ -505,13 +276,13 @@ def _schema_value(v: object) -> str:
         v = v.get("name")
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         return ""
-    return _clean(str(v))
+    return clean(str(v))
 
 
-def schema_facts(dom: Dom) -> list[tuple[str, str]]:
+def schema_facts(dom: Dom, params: ExtractionParams = DEFAULTS) -> list[tuple[str, str]]:
     """(label, value) of the page's own item: the first JSON-LD object typed a product or book
     (SCHEMA_TYPES), then the properties of the first microdata itemscope so typed (its own, not
-    those of an item nested in it). Values are bounded by _pair (VALUE_MAX)."""
+    those of an item nested in it). Values are bounded by pair (params.value_max)."""
     from .jsonld import ld_values, walk
 
     out: list[tuple[str, str]] = []
@@ -519,7 +290,7 @@ def schema_facts(dom: Dom) -> list[tuple[str, str]]:
         t = d.get("@type")
         if any(isinstance(x, str) and SCHEMA_TYPES.match(x) for x in (t if isinstance(t, list) else [t])):
             for prop, label in SCHEMA_LABELS.items():
-                p = _pair(label, _schema_value(d.get(prop)))
+                p = pair(label, _schema_value(d.get(prop)), params)
                 if p:
                     out.append(p)
             break
@@ -538,8 +309,8 @@ def schema_facts(dom: Dom) -> list[tuple[str, str]]:
             break
         prop = a.get("itemprop") or ""
         if i >= inner_end and prop in SCHEMA_LABELS:
-            v = a.get("content") or (subtree_text(dom, i) if _small(dom, i) else "")
-            p = _pair(SCHEMA_LABELS[prop], v)
+            v = a.get("content") or (subtree_text(dom, i) if small(dom, i) else "")
+            p = pair(SCHEMA_LABELS[prop], v, params)
             if p:
                 out.append(p)
         if "itemscope" in a and i >= inner_end:
@@ -548,14 +319,14 @@ def schema_facts(dom: Dom) -> list[tuple[str, str]]:
 
 
 _RUN_TAGS = frozenset({"td", "div", "p", "dd", "li", "section"})
-_ASKED = _SKIP_TAGS | _NAMED_BOXES | _LINE_TAGS | _RUN_TAGS | _HEADINGS.keys() | {"header", "main", "article", "dl", "table"}
+_ASKED = _SKIP_TAGS | _NAMED_BOXES | LINE_TAGS | _RUN_TAGS | HEADING_LEVELS.keys() | {"header", "main", "article", "dl", "table"}
 HEADING_TRIES = 16  # h1s looked at for the page's heading
 ANCESTOR_STEPS = 256  # ancestors of each checked for navigation (a page nested deeper is not walked)
 
 
-def page_heading(dom: Dom) -> str:
+def page_heading(dom: Dom, params: ExtractionParams = DEFAULTS) -> str:
     """The page's own heading: its first <h1> outside navigation and footers ("" if none, or if
-    longer than HEADING_MAX). At most HEADING_TRIES h1s, ANCESTOR_STEPS ancestors each: bounded
+    longer than params.heading_max). At most HEADING_TRIES h1s, ANCESTOR_STEPS ancestors each: bounded
     work whatever the page nests or repeats."""
     parent, skipped = dom.parent, dom.skipped
     i = dom.find("h1")
@@ -570,25 +341,26 @@ def page_heading(dom: Dom) -> str:
                     break
                 k, steps = parent[k], steps + 1
             if ok:
-                h = _clean(subtree_text(dom, i))
+                h = clean(subtree_text(dom, i))
                 if h:
-                    return h if len(h) <= HEADING_MAX else ""
+                    return h if len(h) <= params.heading_max else ""
         i = dom.find("h1", i + 1)
     return ""
 
 
-def page_name(dom: Dom, title: str | None = None) -> str:
+def page_name(dom: Dom, title: str | None = None, params: ExtractionParams = DEFAULTS) -> str:
     """What the record is about: the page's h1 (a product page's name), else its <title>."""
-    return page_heading(dom) or _clean(dom.title() if title is None else title)
+    return page_heading(dom, params) or clean(dom.title() if title is None else title)
 
 
-def record_block(dom: Dom, position: int, name: str | None = None, facts: Sequence[Fact] | None = None) -> Block | None:
+def record_block(dom: Dom, position: int, name: str | None = None, facts: Sequence[Fact] | None = None,
+                 params: ExtractionParams = DEFAULTS) -> Block | None:
     """The page's facts as one block, kind "record", or None when the page has none:
     "Name — Label: value | Label: value | ...". name: what it is about (default page_name)."""
-    facts = page_facts(dom) if facts is None else facts
+    facts = page_facts(dom, params) if facts is None else facts
     if not facts:
         return None
-    name = page_name(dom) if name is None else name
+    name = page_name(dom, None, params) if name is None else name
     rows = tuple(f"{f.label}: {f.value}" for f in facts)
     body = RECORD_SEP.join(rows)
     text = name + TITLE_SEP + body if name else body
@@ -601,7 +373,7 @@ def said_elsewhere(record: Block, blocks: Sequence[Block]) -> bool:
     label and value on one of its lines: the details box or infobox kept whole by the selector,
     and new on this page. The record would repeat it. Facts spread over several blocks (a box
     whose rows are blocks of their own, each read as "Product details: Publisher: Zebra") still
-    get their record: it names the page. At most PAIRS_MAX scans of each block's lines."""
+    get their record: it names the page. At most params.pairs_max scans of each block's lines."""
     facts = [row.lower().partition(": ")[::2] for row in record.rows]
     for b in blocks:
         if b is record or b.kind == KIND:

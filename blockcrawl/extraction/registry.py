@@ -17,6 +17,7 @@ loaded only when that algorithm is used.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from .params import DEFAULTS, ExtractionParams
 
 if TYPE_CHECKING:  # types only: importlib.metadata is imported when a plug-in is looked up
     from importlib.metadata import EntryPoint
@@ -62,6 +64,9 @@ class Algorithm:
     page: Target | None = None
     site: Target | None = None
     description: str = ""
+    # the page selector takes params= (an extraction.params.ExtractionParams): a tuning run or a
+    # PipelineConfig.params other than DEFAULTS is passed to it; other algorithms refuse one
+    tunable: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
@@ -74,18 +79,26 @@ class Algorithm:
         """True if the algorithm looks at a site's pages together (process_site)."""
         return self.site is not None
 
-    def page_selector(self) -> Selector:
-        """A per-page selector; a site algorithm sees the page as a site of one."""
+    def page_selector(self, params: ExtractionParams | None = None) -> Selector:
+        """A per-page selector; a site algorithm sees the page as a site of one. params (None or
+        DEFAULTS: the defaults) goes to a tunable algorithm's selector; ConfigError for others."""
+        if params is not None and params != DEFAULTS:
+            if not self.tunable or self.page is None:
+                raise ConfigError(f"algorithm {self.name!r} takes no extraction parameters")
+            return functools.partial(_load(self.page), params=params)
         if self.page is not None:
             return _load(self.page)
         site = _load(self.site)  # type: ignore[arg-type]  # __post_init__: one of the two is set
         return lambda dom: site([dom])[0]
 
-    def site_selector(self) -> SiteSelector:
-        """A selector over a site's pages; page algorithms run page by page."""
+    def site_selector(self, params: ExtractionParams | None = None) -> SiteSelector:
+        """A selector over a site's pages; page algorithms run page by page (params: as in
+        page_selector)."""
         if self.site is not None:
+            if params is not None and params != DEFAULTS:
+                raise ConfigError(f"algorithm {self.name!r} takes no extraction parameters")
             return _load(self.site)
-        page = _load(self.page)  # type: ignore[arg-type]
+        page = self.page_selector(params)
         return lambda doms: [page(d) for d in doms]
 
 
@@ -97,7 +110,7 @@ def keep_all(dom: Dom) -> None:
 _BUILTIN: tuple[Algorithm, ...] = (
     Algorithm("all", page="blockcrawl.extraction.registry:keep_all",
               description="no filtering: every block of the page"),
-    Algorithm("auto", page="blockcrawl.extraction.auto:select",
+    Algorithm("auto", page="blockcrawl.extraction.auto:select", tunable=True,
               description="readability-style scoring on the flat Dom (default)"),
     # Tag-path algorithms; see docs/algorithms.md "Tag-path algorithms".
     Algorithm("tps", page="blockcrawl.extraction.tps:select",
