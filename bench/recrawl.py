@@ -13,7 +13,7 @@ from pathlib import Path
 import common  # noqa: E402,F401 - puts the repository on sys.path
 
 from blockcrawl.crawl import CrawlConfig, crawl  # noqa: E402
-from blockcrawl.crawl.process import PipelineSpec  # noqa: E402
+from blockcrawl.crawl.analysis.process import PipelineSpec  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
 from tests.test_realweb import Server, Versioned  # noqa: E402
 

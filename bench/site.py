@@ -148,7 +148,7 @@ def assign_keys(site: SiteSpec) -> None:
 
 def canonical_of(url: str, body: bytes) -> str | None:
     """The canonical URL the crawler would fold this page into, by its own rule, or None."""
-    from blockcrawl.crawl.links import base_url, canonical_elsewhere, scan
+    from blockcrawl.crawl.sources.links import base_url, canonical_elsewhere, scan
     from blockcrawl.parse import load
 
     dom = load(body, url, "text/html")

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from blockcrawl.crawl import CrawlConfig, crawl  # noqa: E402
-from blockcrawl.crawl.process import PipelineSpec  # noqa: E402
+from blockcrawl.crawl.analysis.process import PipelineSpec  # noqa: E402
 from blockcrawl.feed import changes, export_vectors  # noqa: E402
 from blockcrawl.index import build_index  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from blockcrawl.crawl import CrawlConfig
+from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.crawl.crawler import Crawler
 from blockcrawl.crawl.frontier import FAILED, QUEUED
-from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.parse import load
 from blockcrawl.parse.dom import MAX_ELEMENT_ATTRS, cap_attributes
 from blockcrawl.store import Store

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from blockcrawl.crawl import CrawlConfig, crawl
+from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.crawl.config import finished
-from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.store import Store
 
 from .syncsite import SyncSite

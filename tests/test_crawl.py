@@ -17,7 +17,7 @@ from typing import ClassVar
 import pytest
 
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, chain_site, gzip_bomb, page

@@ -12,8 +12,8 @@ import pytest
 from aiohttp.abc import AbstractResolver
 
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
-from blockcrawl.crawl.resolve import StaticResolver, parse_resolve
+from blockcrawl.crawl.analysis.process import PipelineSpec
+from blockcrawl.crawl.net.resolve import StaticResolver, parse_resolve
 from blockcrawl.errors import ConfigError
 from blockcrawl.store import Store
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from blockcrawl.cli import main
-from blockcrawl.crawl import process
+from blockcrawl.crawl.analysis import process
 from blockcrawl.pipeline import PageResult, PipelineConfig
 from blockcrawl.records import PAGE_KINDS, Block, PageInfo, PageMeta
 

@@ -13,9 +13,9 @@ from typing import Self
 import pytest
 
 from blockcrawl.crawl import CrawlConfig, Crawler
-from blockcrawl.crawl.clock import FakeClock
-from blockcrawl.crawl.memfetch import MemoryFetcher, Response
-from blockcrawl.crawl.process import PageOut
+from blockcrawl.crawl.analysis.process import PageOut
+from blockcrawl.crawl.engine.clock import FakeClock
+from blockcrawl.crawl.net.memfetch import MemoryFetcher, Response
 from blockcrawl.store import Store
 
 A, B = "http://a.test", "http://b.test"

@@ -11,7 +11,7 @@ import pytest
 import blockcrawl
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.errors import ConfigError, StoreError
 from blockcrawl.feed import changes_page, parse_since
 from blockcrawl.index import build_index

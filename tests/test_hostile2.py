@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 from blockcrawl.crawl import CrawlConfig
+from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.crawl.crawler import Crawler
-from blockcrawl.crawl.fetch import AiohttpFetcher
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl.net.fetch import AiohttpFetcher
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, chain_site, page

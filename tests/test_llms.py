@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.llmstxt import is_llms, parse_llms
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl.analysis.process import PipelineSpec
+from blockcrawl.crawl.sources.llmstxt import is_llms, parse_llms
 from blockcrawl.llms import build
 from blockcrawl.store import Store
 

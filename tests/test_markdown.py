@@ -142,7 +142,7 @@ def _export(db: Path) -> subprocess.CompletedProcess[str]:
 
 def test_crawl_stores_markdown_and_export_writes_it(tmp_path):
     from blockcrawl.crawl import CrawlConfig, crawl
-    from blockcrawl.crawl.process import PipelineSpec
+    from blockcrawl.crawl.analysis.process import PipelineSpec
     from blockcrawl.store import Store
 
     from .crawlsite import Route, Site

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from blockcrawl import extract
-from blockcrawl.crawl import process
+from blockcrawl.crawl.analysis import process
 from blockcrawl.crawl.urls import canonicalize
 from blockcrawl.pipeline import PipelineConfig, SitePipeline
 

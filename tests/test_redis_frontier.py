@@ -20,8 +20,8 @@ import pytest
 
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
+from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.crawl.frontier import Item
-from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.errors import ConfigError, StoreError
 from blockcrawl.store import Store
 

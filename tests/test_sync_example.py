@@ -11,7 +11,7 @@ import pytest
 
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.index import build_index
 from blockcrawl.store import Store
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import blockcrawl
 from blockcrawl.cli import main
-from blockcrawl.crawl.webhook import Delivery, retry_after, sign
+from blockcrawl.crawl.net.webhook import Delivery, retry_after, sign
 from blockcrawl.store import open_store
 
 from .servers import free_port

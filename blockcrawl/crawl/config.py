@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
 from ..limits import MAX_BODY_BYTES, workers_error
-from .credentials import Credentials, parse_header
-from .fetch import HTML_TYPES
-from .resolve import parse_resolve
-from .traps import DEFAULT_DATE_HOPS
+from .decisions.traps import DEFAULT_DATE_HOPS
+from .net.credentials import Credentials, parse_header
+from .net.fetch import HTML_TYPES
+from .net.resolve import parse_resolve
 
 DEFAULT_USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"
 SCOPES = ("host", "site", "any")
@@ -39,7 +39,7 @@ MAX_SITEMAP_URLS = 50_000  # URLs read from one sitemap file
 MAX_QUEUED = 1_000_000  # about 560 MB
 
 
-# why 30 s: crawl/process.py, ANALYSIS_TIMEOUT
+# why 30 s: crawl/analysis/process.py, ANALYSIS_TIMEOUT
 DEFAULT_ANALYSIS_TIMEOUT = 30.0
 
 
@@ -75,8 +75,8 @@ class CrawlConfig:
     max_sitemaps: int = MAX_SITEMAPS
     max_sitemap_depth: int = MAX_SITEMAP_DEPTH
     max_sitemap_urls: int = MAX_SITEMAP_URLS
-    # JavaScript rendering (crawl/render.py)
-    render: str = "auto"  # never | auto (app shells only, crawl/appshell.py) | always
+    # JavaScript rendering (crawl/net/render.py)
+    render: str = "auto"  # never | auto (app shells only, crawl/net/appshell.py) | always
     # headers, cookies, per-host credentials, proxy (crawl.credentials); its repr shows no secret
     credentials: Credentials = Credentials()
     feeds: bool = True  # RSS/Atom/JSON feeds a page links (<link rel=alternate>) are URL sources

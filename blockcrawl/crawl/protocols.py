@@ -11,10 +11,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self
 
 if TYPE_CHECKING:
+    from .analysis.process import PageOut
     from .config import CrawlStats
-    from .fetch import FetchResult
     from .frontier import Item
-    from .process import PageOut
+    from .net.fetch import FetchResult
 
 
 class Fetcher(Protocol):
