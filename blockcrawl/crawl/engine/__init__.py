@@ -2,6 +2,7 @@
 
 * loop.py - `Crawler` and `crawl()`: the asyncio loop (tasks, signals, backpressure, commit cadence).
 * record.py - `Recorder.apply`: writes an outcome to the frontier, the stats, the budget and the store.
+* context.py - `CrawlContext`: what the parts share (config, store, frontier, clock, stats...).
 * setup.py - the default components built from a CrawlConfig, and the page step's wiring.
 * politeness.py (the Scheduler: per-host slots and delays), queues.py (the seen-set and the host
   queues), health.py (a host's failures in a row), pacing.py (how long the loop may sleep),

@@ -30,7 +30,7 @@ from ..sources.robots import agent_token
 from ..urls import Resolver
 from . import setup
 from .clock import SystemClock
-from .health import HostHealth
+from .context import CrawlContext
 from .pacing import CLAIM_INTERVAL, STOP_GRACE, may_launch, nap, wait_time
 from .politeness import Scheduler
 from .record import Recorder
@@ -52,9 +52,9 @@ class Crawler:
         # a frontier shared with other worker processes: hosts are leased (protocols.SharedFrontier)
         self.frontier, self._shared = setup.open_frontier(config, store, frontier, self.sched.delay_of)
         self.known, self.resolver, self.models = Known(), Resolver(), setup.site_models(self.spec, store)
-        self.rec = Recorder(store, self.frontier, self._shared, self.sched, self.known, self.stats, self.models, {},
-                            self.clock, only_articles=config.only_articles, health=HostHealth(config.backoff),
-                            max_queued=config.max_queued)
+        self.ctx = CrawlContext(config, self.spec, store, self.frontier, self._shared, self.clock, self.stats,
+                                self.sched, self.known, self.models, {}, self.agent)
+        self.rec = Recorder(self.ctx)
         self._fetcher, self._analyzer, self._listeners = fetcher, analyzer, listeners
         self._inflight: set[asyncio.Task[None]] = set()  # requests and pages being analysed or stored
         self._fetching = self._backlog = self._backlog_bytes = 0  # on the wire; fetched, not analysed
@@ -84,10 +84,8 @@ class Crawler:
                     self._fetcher, tally = setup.make_fetcher(cfg, self.policy, self.sched)
                 self.fetcher: Fetcher = self._fetcher
                 async with self.fetcher, self._store_guard():
-                    self.discovery, self.pages = setup.make_steps(
-                        cfg, self.spec, self.fetcher, analyzer, self.sched, self.sitemaps, self.admission, self.known,
-                        self.models, self.rec.baseline, self.store, self.clock, self._shared is not None, st.recrawl,
-                        self.rec.apply)
+                    self.discovery, self.pages = setup.make_steps(self.ctx, self.fetcher, analyzer, self.sitemaps,
+                                                                  self.admission, self.rec.apply)
                     await self._loop(deadline)
         finally:
             self.rec.finish(tally, self._stopped, self.clock.monotonic() - t0, after_error=self._fatal is not None)

@@ -10,20 +10,17 @@ from collections.abc import Sequence
 from contextlib import suppress
 
 from ...errors import StoreError
-from ...store import AnyStore
 from ..analysis.process import PageOut
-from ..config import CrawlStats
 from ..decisions import outcome as o
-from ..decisions.admission import Known
 from ..decisions.pagestep import directory_of
-from ..decisions.seeding import SeedPlan, Validators
-from ..decisions.sitemodels import SiteModels, stored_content
+from ..decisions.seeding import SeedPlan
+from ..decisions.sitemodels import stored_content
 from ..frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
 from ..net.fetch import FetchResult
-from ..protocols import Clock, CrawlListener, Frontier, RenderTally, SharedFrontier
+from ..protocols import CrawlListener, RenderTally
 from ..urls import url_key
+from .context import CrawlContext
 from .health import HostHealth
-from .politeness import Scheduler
 from .queues import Queues
 
 log = logging.getLogger("blockcrawl.crawl")
@@ -33,14 +30,14 @@ _NO_RES = FetchResult("")
 
 
 class Recorder:
-    def __init__(self, store: AnyStore, frontier: Frontier, shared: SharedFrontier | None, sched: Scheduler,
-                 known: Known, stats: CrawlStats, models: SiteModels, baseline: dict[str, Validators], clock: Clock,
-                 *, only_articles: bool, health: HostHealth, max_queued: int) -> None:
-        self.store, self.frontier, self.shared, self.sched, self.known = store, frontier, shared, sched, known
-        self.stats, self.models, self.baseline, self.clock = stats, models, baseline, clock
-        self.queues = Queues(known, frontier, shared, sched, stats, max_queued)  # the in-memory cap
-        self.accept = self.queues.accept
-        self.only_articles, self.health = only_articles, health
+    def __init__(self, ctx: CrawlContext) -> None:
+        self.ctx = ctx
+        self.store, self.frontier, self.shared, self.sched, self.known = (ctx.store, ctx.frontier, ctx.shared,
+                                                                          ctx.sched, ctx.known)
+        self.stats, self.models, self.baseline, self.clock = ctx.stats, ctx.models, ctx.baseline, ctx.clock
+        self.queues = Queues(ctx.known, ctx.frontier, ctx.shared, ctx.sched, ctx.stats, ctx.config.max_queued)
+        self.accept = self.queues.accept  # the in-memory cap: queues.py
+        self.only_articles, self.health = ctx.config.only_articles, HostHealth(ctx.config.backoff)
         self.listeners: Sequence[CrawlListener] = ()
         self.started = 0  # page and list fetches started that count against --max-pages
 

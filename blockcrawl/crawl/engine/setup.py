@@ -12,23 +12,21 @@ from typing import TYPE_CHECKING, cast
 from ..config import CrawlConfig
 from ..decisions import seeding
 from ..decisions.seeding import SeedPlan
-from ..sources.robots import agent_token
 from ..sources.sitemaps import Sitemaps, make_item
 from ..urls import canonicalize
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
 
     from ...pipeline import PipelineConfig
     from ...store import AnyStore
-    from ..decisions.admission import Admission, Known
+    from ..decisions.admission import Admission
     from ..decisions.discovery import Discovery
     from ..decisions.outcome import Record
     from ..decisions.pagestep import PageStep
     from ..decisions.policy import UrlPolicy
-    from ..decisions.seeding import Validators
     from ..decisions.sitemodels import SiteModels
-    from ..protocols import Analyzer, Clock, CrawlListener, Fetcher, Frontier, RenderTally, SharedFrontier
+    from ..protocols import Analyzer, CrawlListener, Fetcher, Frontier, RenderTally, SharedFrontier
+    from .context import CrawlContext
     from .politeness import Scheduler
 
 
@@ -114,21 +112,20 @@ def make_fetcher(cfg: CrawlConfig, policy: UrlPolicy, sched: Scheduler) -> tuple
     return r, r.stats
 
 
-def make_steps(cfg: CrawlConfig, spec: PipelineConfig, fetcher: Fetcher, analyzer: Analyzer, sched: Scheduler,
-               sitemaps: Sitemaps, admission: Admission, known: Known, models: SiteModels,
-               baseline: Mapping[str, Validators], store: AnyStore, clock: Clock, shared: bool,
-               recrawl: bool, record: Record) -> tuple[Discovery, PageStep]:
+def make_steps(ctx: CrawlContext, fetcher: Fetcher, analyzer: Analyzer, sitemaps: Sitemaps, admission: Admission,
+               record: Record) -> tuple[Discovery, PageStep]:
     """Discovery and the page step of a crawl. A resumed crawl (or a shared frontier's worker)
     primes each site's dedup state from the store; a resumed crawl or a recrawl sends each site
     its stored model."""
     from ..decisions.discovery import Discovery
     from ..decisions.pagestep import PageRules, PageStep
-    agent = agent_token(cfg.user_agent)
-    discovery = Discovery(fetcher, sched, sitemaps, admission, known, agent, clock, backoff=cfg.backoff,
+    cfg, spec, agent = ctx.config, ctx.spec, ctx.agent
+    recrawl, shared = ctx.stats.recrawl, ctx.shared is not None
+    discovery = Discovery(fetcher, ctx.sched, sitemaps, admission, ctx.known, agent, ctx.clock, backoff=cfg.backoff,
                           use_sitemaps=cfg.sitemaps, obey_robots=cfg.robots, record=record, llms_txt=cfg.llms_txt)
     rules = PageRules(cfg.max_depth, cfg.follow_nofollow, cfg.feeds, cfg.only_articles, spec.extract, agent)
-    return discovery, PageStep(analyzer, admission, discovery, models, rules, baseline,
-                               block_hashes=store.block_hashes, prime=(cfg.resume or shared) and not recrawl,
+    return discovery, PageStep(analyzer, admission, discovery, ctx.models, rules, ctx.baseline,
+                               block_hashes=ctx.store.block_hashes, prime=(cfg.resume or shared) and not recrawl,
                                send_models=cfg.resume or recrawl, retries=cfg.retries, backoff=cfg.backoff,
                                record=record)
 
