@@ -229,6 +229,9 @@ Outcome = (Stored | NotStored | Unchanged | Gone | Redirected | Retry | Failed |
            | RobotsRead)
 # what Recorder.apply takes
 Event: TypeAlias = "Outcome | Admitted | Answered | Launched | Requeued | SiteLearned | Claimed | SeedPlan"
+# the events of one frontier entry (Recorder._item): every Event but the five that name no entry
+ItemEvent: TypeAlias = ("Stored | NotStored | Unchanged | Gone | Redirected | Retry | Failed | Skipped | ListRead"
+                        " | Answered | Launched | Requeued")
 
 
 Record = Callable[["Item | None", "FetchResult | None", Event], None]  # Recorder.apply

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from contextlib import suppress
+from typing import assert_never
 
 from ...errors import StoreError
 from ..analysis.process import PageOut
@@ -42,58 +43,66 @@ class Recorder:
         self.started = 0  # page and list fetches started that count against --max-pages
 
     def apply(self, it: Item | None, res: FetchResult | None, out: o.Event) -> None:
-        """Record what happened to `it` (its fetch's answer `res`)."""
+        """Record what happened to `it` (its fetch's answer `res`). One case per kind of event; the
+        last, assert_never, makes mypy name an event of outcome.py that no case handles."""
         r = res or _NO_RES
         if o.refunds(out):
             self.started -= 1
-        if isinstance(out, SeedPlan):
-            return self._seeds(out)
-        if isinstance(out, o.SiteLearned):
-            return self._learned(out.site, out.page, own=False)
-        if isinstance(out, o.Claimed):
-            for c in out.items:
-                self.known.seen.add(c.url)
-                self.sched.add(c)
-            return None
-        if isinstance(out, o.RobotsRead):
-            return self._robots(r, out)
-        if isinstance(out, o.Admitted):
-            return self._links(out.links, out.listed)
-        assert it is not None
-        if isinstance(out, o.Launched):
-            self.started += 1
-            self.queues.left()
-            self.frontier.mark(it.url, IN_FLIGHT)
-        elif isinstance(out, o.Answered):
-            self._answered(it, r)
-        elif isinstance(out, o.Requeued):  # if the store cannot take even that, the row stays in
-            with suppress(StoreError):  # flight, which --resume also queues again
-                self.frontier.mark(it.url, QUEUED)
-        elif isinstance(out, o.Stored):
-            self._stored(it, r, out)
-        elif isinstance(out, o.NotStored):
-            self._not_stored(it, r, out)
-        elif isinstance(out, o.Retry):
-            self._retry(it, r, out)
-        elif isinstance(out, o.Failed):
-            self._failed(it, r, out)
-        elif isinstance(out, o.Skipped):
-            self._skipped(it, r, out)
-        elif isinstance(out, o.Redirected):
-            self._redirected(it, r, out)
-        elif isinstance(out, o.ListRead):
-            self._list(it, r, out)
-        elif isinstance(out, o.Unchanged):
-            self.stats.unchanged += 1
-            self.store.touch_page(it.url, etag=r.etag, last_modified=r.last_modified)
-            self._done(it, r, "unchanged")
-        elif isinstance(out, o.Gone):  # a stored page answers 404/410: it and its blocks are removed
-            self.stats.gone += 1
-            self.known.gone.add(it.url)
-            self.store.delete_page(it.url, reason=f"gone {r.status}")
-            self.frontier.mark(it.url, FAILED, r.status, "gone")
-            self.frontier.log(it.url, "gone", r.status, None, "removed from the store", r.nbytes, r.elapsed)
-        return None
+        match out:
+            case SeedPlan():
+                self._seeds(out)
+            case o.SiteLearned():
+                self._learned(out.site, out.page, own=False)
+            case o.Claimed():
+                for c in out.items:
+                    self.known.seen.add(c.url)
+                    self.sched.add(c)
+            case o.RobotsRead():
+                self._robots(r, out)
+            case o.Admitted():
+                self._links(out.links, out.listed)
+            case _:
+                assert it is not None
+                self._item(it, r, out)
+
+    def _item(self, it: Item, r: FetchResult, out: o.ItemEvent) -> None:
+        """The events of one frontier entry."""
+        match out:
+            case o.Launched():
+                self.started += 1
+                self.queues.left()
+                self.frontier.mark(it.url, IN_FLIGHT)
+            case o.Answered():
+                self._answered(it, r)
+            case o.Requeued():  # if the store cannot take even that, the row stays in
+                with suppress(StoreError):  # flight, which --resume also queues again
+                    self.frontier.mark(it.url, QUEUED)
+            case o.Stored():
+                self._stored(it, r, out)
+            case o.NotStored():
+                self._not_stored(it, r, out)
+            case o.Retry():
+                self._retry(it, r, out)
+            case o.Failed():
+                self._failed(it, r, out)
+            case o.Skipped():
+                self._skipped(it, r, out)
+            case o.Redirected():
+                self._redirected(it, r, out)
+            case o.ListRead():
+                self._list(it, r, out)
+            case o.Unchanged():
+                self.stats.unchanged += 1
+                self.store.touch_page(it.url, etag=r.etag, last_modified=r.last_modified)
+                self._done(it, r, "unchanged")
+            case o.Gone():  # a stored page answers 404/410: it and its blocks are removed
+                self.stats.gone += 1
+                self.known.gone.add(it.url)
+                self.store.delete_page(it.url, reason=f"gone {r.status}")
+                self.frontier.mark(it.url, FAILED, r.status, "gone")
+                self.frontier.log(it.url, "gone", r.status, None, "removed from the store", r.nbytes, r.elapsed)
+            case _:
+                assert_never(out)
 
     # ------------------------------------------------------------------ the parts of apply
     def _seeds(self, p: SeedPlan) -> None:
