@@ -16,15 +16,15 @@ from typing import ClassVar
 import pytest
 
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.crawl.net.credentials import Credentials, parse_auth, parse_bearer, parse_header, redact
 from blockcrawl.errors import ConfigError
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 from blockcrawl.store.schema import SCHEMA_VERSION
 
 from .scaling import growth
 
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 
 
 @dataclass

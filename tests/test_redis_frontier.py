@@ -20,9 +20,9 @@ import pytest
 
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.analysis.process import PipelineSpec
 from blockcrawl.crawl.frontier import Item
 from blockcrawl.errors import ConfigError, StoreError
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # seconds of arrival-time noise allowed within one worker: none, since tests/crawlsite.py stamps
 # arrivals with the kernel's packet time (the handler thread's clock lagged up to 17 ms under load)
 JITTER = 0.0
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 
 
 def multi_site(n_hosts: int, n_pages: int, latency: float = 0.0, crawl_delay: float = 0.0) -> list[Site]:

@@ -9,9 +9,13 @@ The map (docs/architecture.md, docs/crawling.md "Modules"):
 * analysis/ - a page through the SitePipeline in worker processes.
 * sources/ - robots.txt, sitemaps, feeds, llms.txt, a page's links.
 * net/ - the fetcher and what goes on the wire.
+* _moved.py - the modules' old flat names (blockcrawl.crawl.fetch...), deprecated.
 """
+from . import _moved
 from .config import DEFAULT_USER_AGENT, CrawlConfig, CrawlStats
 from .engine.loop import Crawler, crawl
 from .urls import Resolver, canonicalize
+
+_moved.install()  # the modules' names before the sub-packages, with a DeprecationWarning
 
 __all__ = ["DEFAULT_USER_AGENT", "CrawlConfig", "CrawlStats", "Crawler", "Resolver", "canonicalize", "crawl"]

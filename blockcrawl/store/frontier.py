@@ -97,6 +97,3 @@ class SqlFrontier:
                    "VALUES (?,?,?,?,?,?,?,?)", (time.time(), url, event, status, error, detail[:500],
                                                nbytes, round(elapsed, 4)))
 
-
-# aliases: each backend's own name for the frontier
-SqliteFrontier = PostgresFrontier = SqlFrontier

@@ -9,6 +9,7 @@ fetched and its dedup state stays in one place.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,8 +24,17 @@ if TYPE_CHECKING:
     from ..config import CrawlConfig
 
 # The crawl's pipeline description is the shared PipelineConfig (frozen, slotted, picklable: each
-# worker process builds its own SitePipeline per site from it). PipelineSpec is its old name.
-PipelineSpec = PipelineConfig
+# worker process builds its own SitePipeline per site from it). PipelineSpec, its old name, warns.
+
+
+def __getattr__(name: str) -> type[PipelineConfig]:
+    if name == "PipelineSpec":
+        warnings.warn("PipelineSpec is blockcrawl.PipelineConfig now; the old name goes in the next minor "
+                      "version", DeprecationWarning, stacklevel=2)
+        return PipelineConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # What a crawl stores when given no config: the main content by the default algorithm.
 CRAWL_DEFAULT = PipelineConfig(mode="main")
 

@@ -8,3 +8,18 @@
   queues), health.py (a host's failures in a row), pacing.py (how long the loop may sleep),
   clock.py (system and fake clocks), progress.py (the progress bar), shared.py (a frontier by URL).
 """
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    """`blockcrawl.crawl.engine.Crawler` and `.crawl`: the names of when engine was a module
+    (deprecated; they are `blockcrawl.crawl.Crawler` and `blockcrawl.crawl.crawl`)."""
+    if name in ("Crawler", "crawl"):
+        warnings.warn(f"blockcrawl.crawl.engine.{name} is blockcrawl.crawl.{name} now; the old name goes in "
+                      "the next minor version", DeprecationWarning, stacklevel=2)
+        from . import loop
+        return getattr(loop, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
