@@ -43,15 +43,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .._version import __version__
-from ..crawl.frontier import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Item
-from ..crawl.urls import host_of
 from ..errors import ConfigError, StoreError
-
-if TYPE_CHECKING:
-    from ..crawl.protocols import Frontier
+from ..frontier_item import DONE, FAILED, IN_FLIGHT, QUEUED, SKIPPED, Frontier, Item, host_of
 
 log = logging.getLogger("blockcrawl.crawl")
 
