@@ -200,7 +200,7 @@ def test_refusals(redis_server, tmp_path, capsys):
 
 
 def test_item_encoding_round_trip_and_size():
-    from blockcrawl.store.redis_frontier import decode, encode
+    from blockcrawl.store.redis_layout import decode, encode
     for it in (Item("http://a.example/x", "http://a.example", 3),
                Item("http://a.example/x", "http://a.example", 1, "sitemap", 2, 1, "http://a.example/r", 12.5,
                     "http://a.example/x?b=1", 4)):
