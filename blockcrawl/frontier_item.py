@@ -31,7 +31,7 @@ class Item:
     via: str | None = None
     not_before: float = 0.0
     fetch: str | None = None  # URL to request when it differs from the key
-    trail: int = 0  # date-chain trail (crawl.traps)
+    trail: int = 0  # date-chain trail (crawl.decisions.traps)
 
     @property
     def target(self) -> str:

@@ -1,6 +1,6 @@
 """The crawl engine's decisions, one table each: triage of a fetch result, link admission (links,
 canonical fold, redirects), the page decision, discovery (robots.txt, sitemaps, feeds), seeding
-(fresh, resume, recrawl) and site models. Each returns a value (crawl.outcome); the engine's
+(fresh, resume, recrawl) and site models. Each returns a value (crawl.decisions.outcome); the engine's
 Recorder applies it, and tests/test_engine.py checks the whole against a fake clock."""
 from __future__ import annotations
 

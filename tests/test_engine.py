@@ -1,4 +1,4 @@
-"""The crawl engine's logic on an in-memory fetcher and a fake clock (crawl.memfetch, crawl.clock):
+"""The crawl engine's logic on an in-memory fetcher and a fake clock (crawl.net.memfetch, crawl.engine.clock):
 exact spacings and counts, in milliseconds of real time. The same behaviours against real
 servers are in tests/test_crawl.py."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`crawl --on-change URL` (crawl.webhook): one signed POST per finished crawl, none for an interrupted
+"""`crawl --on-change URL` (crawl.net.webhook): one signed POST per finished crawl, none for an interrupted
 one, retried, never failing the crawl, the URL under the crawl's address policy; real loopback
 receivers (one up, one failing, one down)."""
 from __future__ import annotations

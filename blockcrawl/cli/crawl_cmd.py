@@ -136,7 +136,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help=f"largest body accepted, also after decompression (default {D.max_bytes // 2**20} MiB)")
     g.add_argument("--max-redirects", type=_positive(int), default=D.max_redirects, metavar="N",
                    help=f"longest redirect chain (default {D.max_redirects})")
-    # headers, cookies, credentials, proxy (crawl.credentials)
+    # headers, cookies, credentials, proxy (crawl.net.credentials)
     g = p.add_argument_group("headers, cookies, credentials and proxy (secrets never reach logs or the store)")
     g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                    help="extra request header for every request (repeatable)")
@@ -306,7 +306,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _hook_policy(store: Any, args: argparse.Namespace) -> Any:
-    """The crawl's address policy (crawl.addresses) for the --on-change URL: from its seeds, those
+    """The crawl's address policy (crawl.net.addresses) for the --on-change URL: from its seeds, those
     given and those the store's frontier kept (a recrawl gives none)."""
     from ..crawl.net.addresses import AddressPolicy
     from ..crawl.urls import canonicalize

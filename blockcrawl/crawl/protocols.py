@@ -2,7 +2,7 @@
 analyser and a progress listener. The engine (crawl.engine) imports only these protocols; the
 implementations are injected (defaults: fetch.AiohttpFetcher, frontier.Frontier on the store's
 SQLite file, clock.SystemClock, process.PoolAnalyzer, progress.TqdmProgress). Adding a fetcher (an
-in-memory one: crawl.memfetch; a headless browser later) touches no engine file. The Frontier
+in-memory one: crawl.net.memfetch; a headless browser later) touches no engine file. The Frontier
 protocol is blockcrawl.frontier_item's (the store implements it, below the crawl), named here too.
 """
 from __future__ import annotations

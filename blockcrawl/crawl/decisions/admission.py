@@ -84,7 +84,7 @@ class Admission:
     def links(self, page_url: str, base: str, hrefs: Iterable[str], depth: int, trail: int = 0,
               nofollow: int = 0) -> Links:
         """Resolve, canonicalise and filter the links of one page: the new items (each URL once)
-        and why the others were turned away. trail: the page's own date-chain trail (crawl.traps)."""
+        and why the others were turned away. trail: the page's own date-chain trail (crawl.decisions.traps)."""
         new: list[Item] = []
         keys: set[str] = set()
         rejected: set[str] = set()

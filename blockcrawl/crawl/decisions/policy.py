@@ -68,7 +68,7 @@ class UrlPolicy:
     include: tuple[re.Pattern[str], ...] = ()
     exclude: tuple[re.Pattern[str], ...] = ()
     html_only: bool = True  # skip links whose extension is never HTML
-    date_hops: int | None = None  # longest date chain followed (crawl.traps); None: no limit
+    date_hops: int | None = None  # longest date chain followed (crawl.decisions.traps); None: no limit
     addresses: AddressPolicy | None = None  # private/loopback hosts refused unless the seeds are there
     wanted_ext: frozenset[str] = frozenset()  # extensions not filtered (pdf when application/pdf is wanted)
 
@@ -87,7 +87,7 @@ def make_policy(scope: Scope, *, max_depth: int | None = None, include: Iterable
 def reject_reason(p: UrlPolicy, url: str, depth: int, kind: str = "page") -> str | None:
     """Why url is not crawled (private address, scope, depth, trap, include, exclude, extension), or None.
     The depth limit is on link hops from a seed: it applies to pages, not to sitemap files
-    (their nesting has its own limit, crawl.sitemaps)."""
+    (their nesting has its own limit, crawl.sources.sitemaps)."""
     if p.addresses is not None and not p.addresses.url_allowed(url):
         return "private"
     if not in_scope(p.scope, url):
@@ -112,7 +112,7 @@ def permanent(reason: str) -> bool:
 
 
 def date_trail(p: UrlPolicy, page_url: str, page_trail: int, page_dated: bool, url: str) -> int | None:
-    """The date-chain trail of a link (crawl.traps), or None when it is past the limit."""
+    """The date-chain trail of a link (crawl.decisions.traps), or None when it is past the limit."""
     t = trail_of(page_url, page_trail, page_dated, url) if page_dated else 0
     if p.date_hops is not None and t > p.date_hops:
         return None

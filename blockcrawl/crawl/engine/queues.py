@@ -7,7 +7,7 @@ spills there), so nothing is lost: the run says so once, and when the host queue
 (nothing queued, delayed or in flight) `refill` reads the queued rows back from the table, up to
 the cap again (CrawlStats.not_queued counts the URLs that waited there). A run that stops before
 (--max-pages, --max-time) leaves them queued, and --resume fetches them. A shared frontier is not capped here: its
-workers queue only the URLs of the hosts they lease (crawl.shared).
+workers queue only the URLs of the hosts they lease (crawl.engine.shared).
 """
 from __future__ import annotations
 

@@ -144,7 +144,7 @@ def seed_plan(cfg: CrawlConfig, fr: Frontier, shared: SharedFrontier | None, sto
     if cfg.resume and fr.size():
         was_recrawl = fr.get_meta("recrawl") == "1"  # an interrupted recrawl goes on as one
         seen = fr.seen_urls()
-        # at most max_queued (+1: whether more wait) read now, the rest when the queues run dry (crawl.queues)
+        # at most max_queued (+1: whether more wait) read now, the rest when the queues run dry (crawl.engine.queues)
         return seeding.resume(seeds, old, seen, fr.restore(limit=cfg.max_queued + 1), was_recrawl,
                               store.recrawl_pages() if was_recrawl else ())
     return seeding.fresh(seeds)

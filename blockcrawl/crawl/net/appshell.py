@@ -1,5 +1,5 @@
 """Does a page's static HTML look like a JavaScript app shell whose text only exists after its
-scripts run? The `--render auto` rule (crawl.render), decided on the bytes the static fetch got.
+scripts run? The `--render auto` rule (crawl.net.render), decided on the bytes the static fetch got.
 
 One linear scan over the decoded text (no tree, no parse: this runs in the event loop for
 every HTML page of an `auto` crawl, so it must cost about as much as a regex pass, ~1 ms per

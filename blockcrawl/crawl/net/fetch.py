@@ -106,7 +106,7 @@ class AiohttpFetcher:
         addresses: which IP addresses may be connected to, checked after DNS (a public name
         re-bound to 127.0.0.1 is refused) and for literal hosts on redirects; None: any.
         credentials: extra headers, cookies, per-host Authorization and the proxy
-        (crawl.credentials); their secrets are redacted from every error text."""
+        (crawl.net.credentials); their secrets are redacted from every error text."""
         self.addresses = addresses
         self.credentials = credentials or Credentials()
         self._secrets = self.credentials.secrets()

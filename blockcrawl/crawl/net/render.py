@@ -5,7 +5,7 @@ Chromium built (page.content()) instead of the static HTML.
 How one page goes (RenderingFetcher.get):
 
 1. The static GET through the wrapped fetcher, with the engine's gate: as without rendering.
-2. The decision. `always`: every 2xx HTML page. `auto`: crawl.appshell's rule on the static
+2. The decision. `always`: every 2xx HTML page. `auto`: crawl.net.appshell's rule on the static
    bytes (~1 ms a page; none of the 3,477 development pages of the benchmark is rendered).
 3. The render, in a bounded pool (`pool` Chromium pages at once, default 2) and with its own time
    limit. Chromium never touches the network: it is started with every host name mapped to

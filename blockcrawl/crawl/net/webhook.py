@@ -7,7 +7,7 @@ in hex, the secret from an environment variable (never a command-line argument, 
 X-Blockcrawl-Delivery names the crawl, so a receiver can drop a repeat. Delivered after the crawl's
 last commit, with its own short timeouts and a few retries with back-off: a receiver that is down
 costs at most `budget` seconds after the crawl is over, never fails it (a warning says so). The URL
-meets the crawl's address policy (crawl.addresses): a crawl of public sites cannot be made to POST
+meets the crawl's address policy (crawl.net.addresses): a crawl of public sites cannot be made to POST
 to 127.0.0.1 or the cloud metadata address.
 """
 from __future__ import annotations

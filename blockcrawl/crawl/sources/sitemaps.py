@@ -7,7 +7,7 @@ sitemap lists start at depth 0 as seeds do. Bounds (CrawlConfig, defaults in cra
 max_sitemap_depth levels of files (3), max_sitemaps files per crawl (1,000), max_sitemap_urls
 URLs read from one file (50,000, the protocol's own limit). A URL turned away by them is counted
 in CrawlStats.filtered as "sitemap-depth" or "sitemap-limit". Parsing runs in a thread
-(crawl.sitemap_parse), off the event loop.
+(crawl.sources.sitemap_parse), off the event loop.
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class Sitemaps:
 
     async def read(self, body: bytes, base: str | None = None) -> Sitemap:
         """Parse in a thread: a 50,000-URL file takes tens of ms, the loop must keep serving sockets.
-        A feed (RSS, Atom, JSON Feed: crawl.feeds) is read as a sitemap of its items: a page's feed
+        A feed (RSS, Atom, JSON Feed: crawl.sources.feeds) is read as a sitemap of its items: a page's feed
         link, or a robots.txt Sitemap: line naming a feed (search engines accept those). base: the
         file's URL, against which a feed's relative links resolve (a sitemap's must be absolute)."""
         from .feeds import is_feed, parse_feed
