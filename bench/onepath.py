@@ -1,5 +1,5 @@
 """One extraction path: blockcrawl.extract(), SitePipeline(mode="main") and the crawl worker
-(crawl/process.py analyse) must give one text for one page.
+(crawl/analysis/process.py analyse) must give one text for one page.
 
 Every page of the development sets goes through all three, in one process, with the same bytes
 and the same (canonical) URL: extract(bytes, url).text; SitePipeline(mode="main").process(...).text
@@ -40,7 +40,7 @@ class OnePath:
     """The three paths over pages of sites; disagreements collected."""
 
     def __init__(self, algorithm: str = "auto") -> None:
-        from blockcrawl.crawl import process
+        from blockcrawl.crawl.analysis import process
         from blockcrawl.pipeline import PipelineConfig
 
         self.algorithm = algorithm
@@ -55,8 +55,8 @@ class OnePath:
     def check(self, page_id: str, site: str, body: bytes, url: str) -> dict[str, str] | None:
         """Run the three paths on one page; the disagreement (or None)."""
         from blockcrawl import extract
-        from blockcrawl.crawl import process
-        from blockcrawl.crawl.links import canonical_elsewhere
+        from blockcrawl.crawl.analysis import process
+        from blockcrawl.crawl.sources.links import canonical_elsewhere
         from blockcrawl.pipeline import SitePipeline
 
         self.pages += 1

@@ -13,7 +13,7 @@ from pathlib import Path
 import common  # noqa: E402,F401 - puts the repository on sys.path
 
 from blockcrawl.crawl import CrawlConfig, crawl  # noqa: E402
-from blockcrawl.crawl.process import PipelineSpec  # noqa: E402
+from blockcrawl.pipeline import PipelineConfig  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
 from tests.test_realweb import Server, Versioned  # noqa: E402
 
@@ -23,7 +23,7 @@ def main() -> None:
     workers = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     site = Versioned(n)
     s = Server(site)
-    spec = PipelineSpec(tokenizer="words")
+    spec = PipelineConfig(tokenizer="words")
     with tempfile.TemporaryDirectory() as d:
         db = Path(d) / "bench.db"
         try:

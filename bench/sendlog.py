@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 def install(path: str) -> None:
     """Wrap Scheduler.sent so every stamp is also written to path (line-buffered)."""
-    from blockcrawl.crawl import politeness
+    from blockcrawl.crawl.engine import politeness
     log = open(path, "a", buffering=1, encoding="ascii")
     orig = politeness.Scheduler.sent
 

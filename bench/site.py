@@ -137,7 +137,7 @@ def assign_keys(site: SiteSpec) -> None:
         taken.add(k)
         site.by_key[k] = p
     # a page whose rel=canonical names another URL of its host is not stored under its own URL:
-    # the crawler fetches the canonical one instead (crawl.links.canonical_elsewhere), which the
+    # the crawler fetches the canonical one instead (crawl.sources.links.canonical_elsewhere), which the
     # real site would answer with this page; so it is served there too (if free)
     for p in site.pages:
         c = canonical_of(site.origin() + p.path, page_bytes(p))
@@ -148,7 +148,7 @@ def assign_keys(site: SiteSpec) -> None:
 
 def canonical_of(url: str, body: bytes) -> str | None:
     """The canonical URL the crawler would fold this page into, by its own rule, or None."""
-    from blockcrawl.crawl.links import base_url, canonical_elsewhere, scan
+    from blockcrawl.crawl.sources.links import base_url, canonical_elsewhere, scan
     from blockcrawl.parse import load
 
     dom = load(body, url, "text/html")

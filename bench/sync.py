@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from blockcrawl.crawl import CrawlConfig, crawl  # noqa: E402
-from blockcrawl.crawl.process import PipelineSpec  # noqa: E402
 from blockcrawl.feed import changes, export_vectors  # noqa: E402
 from blockcrawl.index import build_index  # noqa: E402
+from blockcrawl.pipeline import PipelineConfig  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
 from tests.syncsite import SyncSite  # noqa: E402
 
@@ -57,7 +57,7 @@ def example():
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     ex = example()
-    spec, emb = PipelineSpec(tokenizer="words"), HashEmbedder()
+    spec, emb = PipelineConfig(tokenizer="words"), HashEmbedder()
     site = SyncSite(n)
     with tempfile.TemporaryDirectory() as d:
         db, qd, full = Path(d) / "site.db", Path(d) / "qdrant", Path(d) / "qdrant-full"

@@ -26,7 +26,7 @@ from types import ModuleType
 from common import ROOT  # noqa: E402 - first: it puts the repository on sys.path
 
 from blockcrawl.crawl import urls as new  # noqa: E402
-from blockcrawl.crawl.links import base_url, raw_links  # noqa: E402
+from blockcrawl.crawl.sources.links import base_url, raw_links  # noqa: E402
 from blockcrawl.parse import load  # noqa: E402
 from tests.test_crawl_wpt_urls import cases, crawler_form, excluded  # noqa: E402
 

@@ -1,7 +1,7 @@
-"""Start-up of a crawl worker process (crawl/process.py), kept import-light on purpose.
+"""Start-up of a crawl worker process (crawl/analysis/process.py), kept import-light on purpose.
 
 A spawned worker unpickles its initializer before running it, so whatever module holds the
-initializer is imported first: blockcrawl.crawl.process costs ~0.4 s (the crawl package imports
+initializer is imported first: blockcrawl.crawl.analysis.process costs ~0.4 s (the crawl package imports
 aiohttp). A parent watcher thread alone misses a crawler killed with -9 in that window: it starts
 after the parent is gone and then watches init, and the workers run on for good. So the worker
 asks the kernel first, before anything slow, to SIGKILL it when its
@@ -60,6 +60,6 @@ def init(parent: int, payload: bytes) -> None:
     watch_parent(parent)
     import pickle
 
-    from .crawl.process import init_state
+    from .crawl.analysis.process import init_state
 
     init_state(pickle.loads(payload))

@@ -8,12 +8,11 @@ import asyncio
 import time
 from pathlib import Path
 
-from blockcrawl.crawl import CrawlConfig
-from blockcrawl.crawl.crawler import Crawler
+from blockcrawl.crawl import CrawlConfig, Crawler
 from blockcrawl.crawl.frontier import FAILED, QUEUED
-from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.parse import load
 from blockcrawl.parse.dom import MAX_ELEMENT_ATTRS, cap_attributes
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, page
@@ -58,7 +57,7 @@ def crawl(site: Site, tmp_path: Path, name: str, **kw) -> tuple[object, Store, f
     store = Store(tmp_path / name)
     cfg = CrawlConfig(seeds=[site.origin + "/"], progress=False, sitemaps=False, timeout=10.0, workers=1, **kw)
     t = time.monotonic()
-    stats = asyncio.run(Crawler(store, cfg, PipelineSpec(tokenizer="words"), listeners=[]).run())
+    stats = asyncio.run(Crawler(store, cfg, PipelineConfig(tokenizer="words"), listeners=[]).run())
     store.commit()
     return stats, store, time.monotonic() - t
 

@@ -14,12 +14,12 @@ import pytest
 
 from blockcrawl.crawl import CrawlConfig, crawl
 from blockcrawl.crawl.config import finished
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .syncsite import SyncSite
 
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -2,7 +2,7 @@
 127.0.0.1 with the CLI's defaults, and every code block's text in the stored chunks and blocks, in
 `export --format markdown` and in `extract --mode main` is byte-equal, white space included, to
 what Chromium's innerText gives for it (Playwright drives Debian's /usr/bin/chromium, as
-crawl/render.py does; the browser part skips without it, like tests/test_render.py).
+crawl/net/render.py does; the browser part skips without it, like tests/test_render.py).
 
 The comparison drops what no block can hold: blank lines before a code block's first line and
 white space after its last (trim_code). Indentation, tabs, blank lines and spaces inside are
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from blockcrawl.crawl.render import CHROMIUM_ARGS, chromium_path, unavailable
+from blockcrawl.crawl.net.render import CHROMIUM_ARGS, chromium_path, unavailable
 from blockcrawl.extraction.blocks import extract_blocks
 from blockcrawl.extraction.markdown import to_markdown
 from blockcrawl.extraction.text import extract_text

@@ -18,7 +18,8 @@ import pytest
 
 import blockcrawl
 from blockcrawl import PipelineConfig, SitePipeline
-from blockcrawl.crawl import CrawlConfig, crawl, process
+from blockcrawl.crawl import CrawlConfig, crawl
+from blockcrawl.crawl.analysis import process
 from blockcrawl.errors import ConfigError
 from blockcrawl.extraction import registry
 from blockcrawl.store import Store
@@ -248,7 +249,7 @@ def test_gzip_served_as_html_is_inflated_only_up_to_max_bytes():
 
 
 def test_crawl_default_config_takes_the_crawl_max_bytes():
-    from blockcrawl.crawl.engine import Crawler
+    from blockcrawl.crawl.engine.loop import Crawler
 
     c = Crawler(Store(":memory:"), CrawlConfig(seeds=["http://x.test/"], max_bytes=4096))
     assert c.spec.max_bytes == 4096 and c.spec.mode == "main" and c.spec.algorithm == "auto"
@@ -323,7 +324,7 @@ def test_workers_die_with_a_crawler_killed_during_their_start_up(tmp_path):
 
 @pytest.mark.parametrize("proxy", ["http://[::1", "http://", "http://user:SECRET@host:99999/", "http://h:port/"])
 def test_a_bad_proxy_url_is_a_config_error_that_does_not_repeat_it(proxy):
-    from blockcrawl.crawl.credentials import Credentials
+    from blockcrawl.crawl.net.credentials import Credentials
 
     with pytest.raises(ConfigError, match="proxy is not a valid URL") as e:
         CrawlConfig(seeds=["http://x.test/"], credentials=Credentials(proxy=proxy))

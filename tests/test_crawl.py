@@ -17,13 +17,13 @@ from typing import ClassVar
 import pytest
 
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, chain_site, gzip_bomb, page
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 
 
 def run(site_or_urls, tmp_path: Path, name: str = "c.db", **kw):
@@ -341,7 +341,7 @@ def test_no_extract_stores_pages_without_blocks(site, tmp_path):
     site.routes.update(chain_site(10))
     site.start()
     store = Store(tmp_path / "n.db")
-    crawl(store, CrawlConfig(seeds=[site.origin + "/p0.html"], progress=False), PipelineSpec(extract=False))
+    crawl(store, CrawlConfig(seeds=[site.origin + "/p0.html"], progress=False), PipelineConfig(extract=False))
     assert store.db.execute("SELECT count(*) FROM pages WHERE title LIKE 'Page %'").fetchone()[0] == 10
     assert store.db.execute("SELECT count(*) FROM blocks").fetchone()[0] == 0
 

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from blockcrawl.crawl.addresses import (
+from blockcrawl.crawl.net.addresses import (
     AddressPolicy,
     ForbiddenAddress,
     PolicyResolver,
@@ -161,7 +161,7 @@ def test_middleware_refuses_a_redirect_aiohttp_follows_to_a_forbidden_literal():
     """robots.txt is fetched with aiohttp following redirects itself; a redirect to an IP literal
     never meets the resolver. The target here, 0.0.0.0, would reach this machine's server, so a
     failure of the check shows as a second hit (and no traffic leaves the machine)."""
-    from blockcrawl.crawl.addresses import policy_middleware
+    from blockcrawl.crawl.net.addresses import policy_middleware
 
     hits: list[bytes] = []
 

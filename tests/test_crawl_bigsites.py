@@ -8,9 +8,9 @@ import re
 import time
 
 from blockcrawl.crawl import CrawlConfig, Crawler
-from blockcrawl.crawl.admission import Admission, Known
-from blockcrawl.crawl.policy import make_policy, scope_of
-from blockcrawl.crawl.process import PageOut
+from blockcrawl.crawl.analysis.process import PageOut
+from blockcrawl.crawl.decisions.admission import Admission, Known
+from blockcrawl.crawl.decisions.policy import make_policy, scope_of
 from blockcrawl.crawl.urls import Resolver
 from blockcrawl.store import Store
 
@@ -97,13 +97,13 @@ def test_a_page_with_200k_links_does_not_freeze_a_healthy_host(tmp_path):
 
 
 def test_a_long_sitemap_is_admitted_in_slices_each_recorded_before_the_next():
-    from blockcrawl.crawl.admission import ADMIT_SLICE
-    from blockcrawl.crawl.clock import FakeClock
-    from blockcrawl.crawl.discovery import Discovery
-    from blockcrawl.crawl.fetch import FetchResult
-    from blockcrawl.crawl.outcome import Admitted, ListRead
-    from blockcrawl.crawl.politeness import Scheduler
-    from blockcrawl.crawl.sitemaps import Sitemaps, make_item
+    from blockcrawl.crawl.decisions.admission import ADMIT_SLICE
+    from blockcrawl.crawl.decisions.discovery import Discovery
+    from blockcrawl.crawl.decisions.outcome import Admitted, ListRead
+    from blockcrawl.crawl.engine.clock import FakeClock
+    from blockcrawl.crawl.engine.politeness import Scheduler
+    from blockcrawl.crawl.net.fetch import FetchResult
+    from blockcrawl.crawl.sources.sitemaps import Sitemaps, make_item
     a = "http://a.test"
     known = Known()
     adm = Admission(known, make_policy(scope_of([a + "/"], "site")), Resolver(), lambda h, u: False, 10)

@@ -1,6 +1,6 @@
 """The crawl engine's decisions, one table each: triage of a fetch result, link admission (links,
 canonical fold, redirects), the page decision, discovery (robots.txt, sitemaps, feeds), seeding
-(fresh, resume, recrawl) and site models. Each returns a value (crawl.outcome); the engine's
+(fresh, resume, recrawl) and site models. Each returns a value (crawl.decisions.outcome); the engine's
 Recorder applies it, and tests/test_engine.py checks the whole against a fake clock."""
 from __future__ import annotations
 
@@ -10,14 +10,11 @@ from collections import Counter
 
 import pytest
 
-from blockcrawl.crawl.admission import Admission, Known
-from blockcrawl.crawl.clock import FakeClock
+from blockcrawl.crawl.analysis.process import PageOut
 from blockcrawl.crawl.config import CrawlConfig, CrawlStats
-from blockcrawl.crawl.discovery import Discovery
-from blockcrawl.crawl.fetch import FetchResult, parse_retry_after
-from blockcrawl.crawl.frontier import Item
-from blockcrawl.crawl.links import PageSignals
-from blockcrawl.crawl.outcome import (
+from blockcrawl.crawl.decisions.admission import Admission, Known
+from blockcrawl.crawl.decisions.discovery import Discovery
+from blockcrawl.crawl.decisions.outcome import (
     Failed,
     FailKind,
     Gone,
@@ -30,15 +27,18 @@ from blockcrawl.crawl.outcome import (
     Unchanged,
     refunds,
 )
-from blockcrawl.crawl.pagestep import PageRules, decide, same_index
-from blockcrawl.crawl.policy import make_policy, scope_of
-from blockcrawl.crawl.politeness import Scheduler
-from blockcrawl.crawl.process import PageOut
-from blockcrawl.crawl.retry import decide_retry
-from blockcrawl.crawl.seeding import conditional, fresh, recrawl, resume
-from blockcrawl.crawl.sitemaps import Sitemaps, make_item
-from blockcrawl.crawl.sitemodels import SiteModels, model_counts, stored_content
-from blockcrawl.crawl.triage import FOLLOW, READ, triage
+from blockcrawl.crawl.decisions.pagestep import PageRules, decide, same_index
+from blockcrawl.crawl.decisions.policy import make_policy, scope_of
+from blockcrawl.crawl.decisions.retry import decide_retry
+from blockcrawl.crawl.decisions.seeding import conditional, fresh, recrawl, resume
+from blockcrawl.crawl.decisions.sitemodels import SiteModels, model_counts, stored_content
+from blockcrawl.crawl.decisions.triage import FOLLOW, READ, triage
+from blockcrawl.crawl.engine.clock import FakeClock
+from blockcrawl.crawl.engine.politeness import Scheduler
+from blockcrawl.crawl.frontier import Item
+from blockcrawl.crawl.net.fetch import FetchResult, parse_retry_after
+from blockcrawl.crawl.sources.links import PageSignals
+from blockcrawl.crawl.sources.sitemaps import Sitemaps, make_item
 from blockcrawl.crawl.urls import url_key
 from blockcrawl.records import PageInfo
 
@@ -297,7 +297,7 @@ def test_a_library_crawl_with_only_articles_keeps_listings_out_of_the_dedup(tmp_
     """CrawlConfig(only_articles=True) alone: the pipeline gets it too, so a front page running
     the top story in full stores nothing and does not make the story "already seen"."""
     from blockcrawl.crawl import Crawler
-    from blockcrawl.crawl.memfetch import MemoryFetcher, Response
+    from blockcrawl.crawl.net.memfetch import MemoryFetcher, Response
     from blockcrawl.pipeline import PipelineConfig
     from blockcrawl.store import Store
     from tests.test_pageinfo import PROSE, article_page, listing_page
@@ -320,7 +320,7 @@ def test_a_library_crawl_with_only_articles_keeps_listings_out_of_the_dedup(tmp_
 
 
 def test_a_spec_that_disagrees_with_the_crawl_config_is_refused():
-    from blockcrawl.crawl.process import crawl_spec
+    from blockcrawl.crawl.analysis.process import crawl_spec
     from blockcrawl.errors import ConfigError
     from blockcrawl.pipeline import PipelineConfig
     with pytest.raises(ConfigError, match="only_articles is a crawl setting"):
@@ -352,15 +352,15 @@ def test_the_top_level_package_reaches_the_crawl_and_open_store():
     code = ("import blockcrawl, sys; f = blockcrawl.crawl.crawl; o = blockcrawl.open_store; "
             "from blockcrawl.store import open_store, SqliteStore; "
             "assert o is open_store and blockcrawl.Store is SqliteStore and callable(f); "
-            "from blockcrawl.crawl import process, protocols; "
+            "from blockcrawl.crawl import protocols; from blockcrawl.crawl.analysis import process; "
             "assert not hasattr(process, 'Analyzer') and hasattr(protocols, 'Analyzer')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
 
 def test_host_health_counts_failures_in_a_row_and_a_page_ends_the_run():
-    from blockcrawl.crawl.health import HostHealth
-    from blockcrawl.crawl.retry import HOST_MAX_FAILURES, HOST_PAUSE_AFTER
+    from blockcrawl.crawl.decisions.retry import HOST_MAX_FAILURES, HOST_PAUSE_AFTER
+    from blockcrawl.crawl.engine.health import HostHealth
     h = HostHealth(backoff=1.0)
     seq = [h.answer(A, 500, None, None) for _ in range(HOST_PAUSE_AFTER)]
     assert [v.pause > 0 for v in seq] == [False] * (HOST_PAUSE_AFTER - 1) + [True]  # from the third in a row

@@ -7,8 +7,7 @@ import math
 import pytest
 
 from blockcrawl.crawl import CrawlConfig
-from blockcrawl.crawl.frontier import Item
-from blockcrawl.crawl.policy import (
+from blockcrawl.crawl.decisions.policy import (
     date_trail,
     in_scope,
     make_policy,
@@ -17,7 +16,7 @@ from blockcrawl.crawl.policy import (
     reject_reason,
     scope_of,
 )
-from blockcrawl.crawl.retry import (
+from blockcrawl.crawl.decisions.retry import (
     MAX_RETRY_WAIT,
     backoff_wait,
     decide_retry,
@@ -26,9 +25,10 @@ from blockcrawl.crawl.retry import (
     robots_failed,
     robots_retry,
 )
-from blockcrawl.crawl.robots import rules_from_response
-from blockcrawl.crawl.sitemap_parse import Sitemap
-from blockcrawl.crawl.sitemaps import Sitemaps
+from blockcrawl.crawl.frontier import Item
+from blockcrawl.crawl.sources.robots import rules_from_response
+from blockcrawl.crawl.sources.sitemap_parse import Sitemap
+from blockcrawl.crawl.sources.sitemaps import Sitemaps
 from blockcrawl.errors import ConfigError
 
 SEEDS = ["http://www.example.org/", "http://docs.other.net/start"]
@@ -234,7 +234,7 @@ def test_sitemap_file_count_is_bounded():
     (10, None, "connect", None, 0.0, "10 failures in a row (last: connect)"),
 ])
 def test_host_verdict(failures, status, error, retry_after, pause, stop):
-    from blockcrawl.crawl.retry import host_verdict
+    from blockcrawl.crawl.decisions.retry import host_verdict
     v = host_verdict(failures, status, error, retry_after, backoff=1.0, jitter=0.5)
     assert v.stop == stop
     if stop is None:
@@ -246,5 +246,5 @@ def test_host_verdict(failures, status, error, retry_after, pause, stop):
     (None, "timeout", True), (None, "disconnect", True), (None, "too_large", False), (None, "content_type", False),
 ])
 def test_host_failure(status, error, failing):
-    from blockcrawl.crawl.retry import host_failure
+    from blockcrawl.crawl.decisions.retry import host_failure
     assert host_failure(status, error) is failing

@@ -12,9 +12,9 @@ import pytest
 from aiohttp.abc import AbstractResolver
 
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
-from blockcrawl.crawl.resolve import StaticResolver, parse_resolve
+from blockcrawl.crawl.net.resolve import StaticResolver, parse_resolve
 from blockcrawl.errors import ConfigError
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, page
@@ -61,7 +61,7 @@ def test_crawl_reaches_a_named_host_on_loopback(tmp_path):
         store = Store(tmp_path / "r.db")
         stats = crawl(store, CrawlConfig(seeds=[o + "/"], progress=False, timeout=5.0, render="never", sitemaps=False,
                                          resolve=[f"news.sitebench.invalid:{site.port}:127.0.0.1"]),
-                      PipelineSpec(tokenizer="words"))
+                      PipelineConfig(tokenizer="words"))
         store.commit()
         urls = sorted(str(r["url"]) for r in store.records("pages"))
         store.close()

@@ -1,12 +1,12 @@
 """Page info through a real crawl: a server on 127.0.0.1 (tests/crawlsite.py), the CLI's crawl with
 a worker process (PageOut and its PageInfo cross a process boundary), export and sites; and the
-worker-side mapping of a pipeline's revised pages and model (crawl.process.page_out)."""
+worker-side mapping of a pipeline's revised pages and model (crawl.analysis.process.page_out)."""
 from __future__ import annotations
 
 import json
 
 from blockcrawl.cli import main
-from blockcrawl.crawl import process
+from blockcrawl.crawl.analysis import process
 from blockcrawl.pipeline import PageResult, PipelineConfig
 from blockcrawl.records import PAGE_KINDS, Block, PageInfo, PageMeta
 

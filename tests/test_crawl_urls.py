@@ -1,5 +1,5 @@
 """URL resolution, classification and canonicalisation (seed 002 section 3)."""
-from blockcrawl.crawl.links import base_url, raw_links
+from blockcrawl.crawl.sources.links import base_url, raw_links
 from blockcrawl.crawl.urls import Resolver, canonicalize, url_key
 from blockcrawl.parse import load
 
@@ -72,7 +72,7 @@ def test_link_at_the_bottom_of_10000_nested_divs():
 
 
 def test_dated_urls_and_pathological_paths():
-    from blockcrawl.crawl.traps import dated, pathological, trail
+    from blockcrawl.crawl.decisions.traps import dated, pathological, trail
 
     for u in ("http://a.org/calendar/2024/01/", "http://a.org/calendar/2024/01/05/", "http://a.org/2024/05/a-post/",
               "http://a.org/2024-05-17-post.html", "http://a.org/news/20240517/x", "http://a.org/ev?month=5&year=2024",

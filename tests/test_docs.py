@@ -144,8 +144,10 @@ def test_every_crawl_config_field_is_documented() -> None:
 
 def test_every_crawl_module_is_in_the_module_table() -> None:
     text = _section(ROOT / "docs" / "crawling.md", "## Modules")
-    rows = {m for line in text.splitlines() if line.startswith("|") for m in re.findall(r"`([\w/]+\.py)`", line)}
-    modules = {p.name for p in (ROOT / "blockcrawl" / "crawl").glob("*.py")}
+    rows = {m for line in text.splitlines() if line.startswith("|") for m in re.findall(r"`crawl/([\w/]+\.py)`", line)}
+    crawl = ROOT / "blockcrawl" / "crawl"  # a sub-package's __init__.py describes it; the table, its modules
+    modules = {p.relative_to(crawl).as_posix() for p in crawl.rglob("*.py")
+               if p.parent == crawl or p.name != "__init__.py"}
     assert modules - rows == set(), f"blockcrawl/crawl modules missing from docs/crawling.md#modules: {modules - rows}"
     assert rows - modules == set(), f"docs/crawling.md#modules names modules that do not exist: {rows - modules}"
 
@@ -177,7 +179,7 @@ def test_every_benchmark_section_names_its_command() -> None:
     assert not bad, f"benchmark sections without a command: {bad}"
 
 
-# A file path in a code span (`crawl/engine.py`, `tests/test_x.py::test_y`): relative to the
+# A file path in a code span (`crawl/engine/loop.py`, `tests/test_x.py::test_y`): relative to the
 # repository, to blockcrawl/ or to the page. A part in capitals is a placeholder (`cli/NAME_cmd.py`).
 _PATH_SPAN = re.compile(r"^[\w.-]+(?:/[\w.-]+)+\.(?:py|md|json|jsonl|toml|sh|html|tsv|txt)$")
 
@@ -196,7 +198,7 @@ def dead_paths(page: Path) -> list[str]:
 
 def test_dead_paths_found(tmp_path: Path) -> None:
     page = tmp_path / "a.md"
-    page.write_text("`crawl/engine.py` `tests/test_docs.py::test_x` `cli/NAME_cmd.py` `a.md`\n"
+    page.write_text("`crawl/engine/loop.py` `tests/test_docs.py::test_x` `cli/NAME_cmd.py` `a.md`\n"
                     "`tests/test_gone.py` and `store/nothing.py`\n", encoding="utf-8")
     assert dead_paths(page) == ["a.md: `tests/test_gone.py` (no such file)", "a.md: `store/nothing.py` (no such file)"]
 

@@ -1,4 +1,4 @@
-"""The crawl engine's logic on an in-memory fetcher and a fake clock (crawl.memfetch, crawl.clock):
+"""The crawl engine's logic on an in-memory fetcher and a fake clock (crawl.net.memfetch, crawl.engine.clock):
 exact spacings and counts, in milliseconds of real time. The same behaviours against real
 servers are in tests/test_crawl.py."""
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Self
 import pytest
 
 from blockcrawl.crawl import CrawlConfig, Crawler
-from blockcrawl.crawl.clock import FakeClock
-from blockcrawl.crawl.memfetch import MemoryFetcher, Response
-from blockcrawl.crawl.process import PageOut
+from blockcrawl.crawl.analysis.process import PageOut
+from blockcrawl.crawl.engine.clock import FakeClock
+from blockcrawl.crawl.net.memfetch import MemoryFetcher, Response
 from blockcrawl.store import Store
 
 A, B = "http://a.test", "http://b.test"

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Self
 
 from blockcrawl.crawl import CrawlConfig, Crawler
-from blockcrawl.crawl.clock import FakeClock
-from blockcrawl.crawl.memfetch import MemoryFetcher, Response
-from blockcrawl.crawl.process import PageOut
+from blockcrawl.crawl.analysis.process import PageOut
+from blockcrawl.crawl.engine.clock import FakeClock
+from blockcrawl.crawl.net.memfetch import MemoryFetcher, Response
 from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.records import Block, Chunk, PageInfo, PageMeta
 from blockcrawl.store import Store

@@ -11,17 +11,17 @@ import pytest
 import blockcrawl
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.errors import ConfigError, StoreError
 from blockcrawl.feed import changes_page, parse_since
 from blockcrawl.index import build_index
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import open_store
 
 from .pgserver import fresh_db
 from .syncsite import SyncSite
 from .test_store import WordEmbedder
 
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 FIELDS = ("url", "block_position", "chunk_index", "heading_path", "text", "block_hash", "n_tokens")
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from blockcrawl.crawl.fetch import AiohttpFetcher, FetchResult
+from blockcrawl.crawl.net.fetch import AiohttpFetcher, FetchResult
 
 
 @dataclass

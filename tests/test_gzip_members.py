@@ -8,8 +8,7 @@ import gzip
 from pathlib import Path
 
 from blockcrawl.compress import PIECE, Inflater, inflate
-from blockcrawl.crawl import CrawlConfig
-from blockcrawl.crawl.crawler import Crawler
+from blockcrawl.crawl import CrawlConfig, Crawler
 from blockcrawl.pipeline import PipelineConfig as PipelineSpec
 from blockcrawl.store import Store
 

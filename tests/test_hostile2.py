@@ -7,10 +7,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from blockcrawl.crawl import CrawlConfig
-from blockcrawl.crawl.crawler import Crawler
-from blockcrawl.crawl.fetch import AiohttpFetcher
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl import CrawlConfig, Crawler
+from blockcrawl.crawl.net.fetch import AiohttpFetcher
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site, chain_site, page
@@ -61,7 +60,7 @@ def test_loop_stall_between_gate_and_send_keeps_the_delay(tmp_path: Path):
         fetcher = StallingFetcher(cfg.user_agent, cfg.timeout, cfg.max_bytes, cfg.concurrency, cfg.per_host,
                                   stall=0.3, lag=0.03, stalled={"h1.html", "h5.html", "h9.html"})
         store = Store(tmp_path / "s.db")
-        stats = asyncio.run(Crawler(store, cfg, PipelineSpec(tokenizer="words"), fetcher=fetcher,
+        stats = asyncio.run(Crawler(store, cfg, PipelineConfig(tokenizer="words"), fetcher=fetcher,
                                     listeners=[]).run())
         store.commit()
         assert fetcher.hits == 9  # the stalls happened
@@ -88,7 +87,7 @@ def test_robots_with_a_byte_order_mark_is_obeyed(tmp_path: Path):
         try:
             store = Store(tmp_path / f"r{n}.db")
             cfg = CrawlConfig(seeds=[site.origin + "/p0.html"], progress=False, sitemaps=False, timeout=5.0)
-            stats = asyncio.run(Crawler(store, cfg, PipelineSpec(tokenizer="words"), listeners=[]).run())
+            stats = asyncio.run(Crawler(store, cfg, PipelineConfig(tokenizer="words"), listeners=[]).run())
             store.commit()
             assert site.paths() == ["/robots.txt"], body
             assert stats.pages == 0 and stats.robots_blocked == 1
@@ -118,7 +117,7 @@ def test_feeds_with_cdata_and_relative_links_are_followed(tmp_path: Path):
     try:
         store = Store(tmp_path / "f.db")
         cfg = CrawlConfig(seeds=[site.origin + "/"], progress=False, sitemaps=False, timeout=5.0)
-        asyncio.run(Crawler(store, cfg, PipelineSpec(tokenizer="words"), listeners=[]).run())
+        asyncio.run(Crawler(store, cfg, PipelineConfig(tokenizer="words"), listeners=[]).run())
         store.commit()
         got = set(site.paths())
         assert {"/from-rss.html", "/blog/from-atom.html", "/f/from-json.html"} <= got, got
@@ -140,7 +139,7 @@ def test_stacked_content_codings_are_undone(tmp_path: Path):
     try:
         store = Store(tmp_path / "g.db")
         cfg = CrawlConfig(seeds=[site.origin + "/"], progress=False, sitemaps=False, timeout=5.0)
-        stats = asyncio.run(Crawler(store, cfg, PipelineSpec(tokenizer="words"), listeners=[]).run())
+        stats = asyncio.run(Crawler(store, cfg, PipelineConfig(tokenizer="words"), listeners=[]).run())
         store.commit()
         assert stats.pages == 1 and stats.errors == 0
         texts = [t for (t,) in store.db.execute("SELECT text FROM chunks")]

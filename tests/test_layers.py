@@ -34,14 +34,8 @@ LAYERS: dict[str, int] = {
 }
 
 # Named exceptions, each to be removed: they live in modules being rewritten on other branches
-# (the parameters object for extraction, the retrieval split, the Redis frontier's hardening).
-ALLOWED_UPWARD = {
-    # store.redis_frontier still names the entries by crawl.frontier (blockcrawl.frontier_item holds
-    # them now) and takes host_of from crawl.urls, Frontier (typing only) from crawl.protocols
-    ("blockcrawl.store.redis_frontier", "blockcrawl.crawl.frontier"),
-    ("blockcrawl.store.redis_frontier", "blockcrawl.crawl.urls"),
-    ("blockcrawl.store.redis_frontier", "blockcrawl.crawl.protocols"),
-}
+# (the parameters object for extraction, the retrieval split).
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 ALLOWED_CYCLES = [
 ]
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.llmstxt import is_llms, parse_llms
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl.sources.llmstxt import is_llms, parse_llms
 from blockcrawl.llms import build
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .syncsite import SyncSite
 
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 LLMS = """# Sync site
 
 > A test site.

@@ -142,7 +142,7 @@ def _export(db: Path) -> subprocess.CompletedProcess[str]:
 
 def test_crawl_stores_markdown_and_export_writes_it(tmp_path):
     from blockcrawl.crawl import CrawlConfig, crawl
-    from blockcrawl.crawl.process import PipelineSpec
+    from blockcrawl.pipeline import PipelineConfig
     from blockcrawl.store import Store
 
     from .crawlsite import Route, Site
@@ -157,7 +157,7 @@ def test_crawl_stores_markdown_and_export_writes_it(tmp_path):
         db = tmp_path / "c.db"
         with Store(db) as st:
             crawl(st, CrawlConfig(seeds=[site.origin + "/"], progress=False, robots=False),
-                  PipelineSpec(mode="main", tokenizer="words"))
+                  PipelineConfig(mode="main", tokenizer="words"))
         r = _export(db)
     finally:
         site.stop()

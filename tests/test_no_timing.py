@@ -10,7 +10,7 @@ The check reads every test module's syntax tree: a value is timed when it comes 
 call (time.perf_counter(), process_time(), monotonic(), time(), ...), from a name assigned or
 appended such a value, or from a module function returning one; an assert that bounds a timed
 value from above by anything untimed (a number, a constant) is reported. The engine's fake clock
-(crawl/clock.py: FakeClock) is not a clock here: its seconds are a deterministic count. A
+(crawl/engine/clock.py: FakeClock) is not a clock here: its seconds are a deterministic count. A
 politeness control that shows a gap *below* the configured delay (the contract broken on
 purpose) says so on its line: `# the delay contract`.
 """

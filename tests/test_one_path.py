@@ -1,5 +1,5 @@
 """One extraction path: blockcrawl.extract(), SitePipeline(mode="main") and the crawl worker
-(crawl.process.analyse) give one main text for one page (bench/onepath.py checks the same over
+(crawl.analysis.process.analyse) give one main text for one page (bench/onepath.py checks the same over
 every development page: 0 disagreements on 3,177 pages).
 
 The crawl worker carries no text before page info: its content_hash is the hash of the main
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from blockcrawl import extract
-from blockcrawl.crawl import process
+from blockcrawl.crawl.analysis import process
 from blockcrawl.crawl.urls import canonicalize
 from blockcrawl.pipeline import PipelineConfig, SitePipeline
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from blockcrawl.crawl.policy import Scope, make_policy, reject_reason
+from blockcrawl.crawl.decisions.policy import Scope, make_policy, reject_reason
 from blockcrawl.extraction.pdf import PdfError, is_pdf, pdf_blocks
 
 from .crawlsite import Route, Site, page

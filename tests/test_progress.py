@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from blockcrawl.crawl.config import CrawlStats
-from blockcrawl.crawl.progress import TqdmProgress, is_terminal
+from blockcrawl.crawl.engine.progress import TqdmProgress, is_terminal
 
 from .crawlsite import Site, chain_site
 

@@ -16,15 +16,15 @@ from typing import ClassVar
 import pytest
 
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.credentials import Credentials, parse_auth, parse_bearer, parse_header, redact
-from blockcrawl.crawl.process import PipelineSpec
+from blockcrawl.crawl.net.credentials import Credentials, parse_auth, parse_bearer, parse_header, redact
 from blockcrawl.errors import ConfigError
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 from blockcrawl.store.schema import SCHEMA_VERSION
 
 from .scaling import growth
 
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 
 
 @dataclass
@@ -451,8 +451,8 @@ def test_follow_nofollow_txt_sitemap_and_no_probe_404(tmp_path):
 
 
 def test_feed_parser_formats_and_linear_time():
-    from blockcrawl.crawl.feeds import is_feed, parse_feed
-    from blockcrawl.crawl.links import robots_directives, x_robots_tag
+    from blockcrawl.crawl.sources.feeds import is_feed, parse_feed
+    from blockcrawl.crawl.sources.links import robots_directives, x_robots_tag
     rss = (b"<rss><channel><link>https://s.example/</link><item><link> https://s.example/p?a=1&amp;b=2 </link>"
            b"</item></channel></rss>")
     assert is_feed(rss) and parse_feed(rss).urls == ("https://s.example/", "https://s.example/p?a=1&b=2")

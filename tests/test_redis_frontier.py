@@ -21,8 +21,8 @@ import pytest
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
 from blockcrawl.crawl.frontier import Item
-from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.errors import ConfigError, StoreError
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .crawlsite import Route, Site
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # seconds of arrival-time noise allowed within one worker: none, since tests/crawlsite.py stamps
 # arrivals with the kernel's packet time (the handler thread's clock lagged up to 17 ms under load)
 JITTER = 0.0
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 
 
 def multi_site(n_hosts: int, n_pages: int, latency: float = 0.0, crawl_delay: float = 0.0) -> list[Site]:
@@ -200,7 +200,7 @@ def test_refusals(redis_server, tmp_path, capsys):
 
 
 def test_item_encoding_round_trip_and_size():
-    from blockcrawl.store.redis_frontier import decode, encode
+    from blockcrawl.store.redis_layout import decode, encode
     for it in (Item("http://a.example/x", "http://a.example", 3),
                Item("http://a.example/x", "http://a.example", 1, "sitemap", 2, 1, "http://a.example/r", 12.5,
                     "http://a.example/x?b=1", 4)):

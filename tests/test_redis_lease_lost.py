@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from blockcrawl.crawl.frontier import DONE, IN_FLIGHT, Item
-from blockcrawl.store.redis_frontier import RedisFrontier, keys
+from blockcrawl.store.redis_frontier import RedisFrontier
+from blockcrawl.store.redis_layout import keys
 
 from .servers import RedisServer, redis_server_in
 

@@ -1,4 +1,4 @@
-"""JavaScript rendering (crawl/render.py) and its `auto` rule (crawl/appshell.py).
+"""JavaScript rendering (crawl/net/render.py) and its `auto` rule (crawl/net/appshell.py).
 
 The rule is tested on its own (no browser); the crawls run the real CLI against a single-page-app
 site on 127.0.0.1 (tests/crawlsite.py) whose text and links exist only after its script ran, and
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from blockcrawl.crawl.appshell import measure
-from blockcrawl.crawl.render import chromium_path, unavailable
+from blockcrawl.crawl.net.appshell import measure
+from blockcrawl.crawl.net.render import chromium_path, unavailable
 
 from .crawlsite import Route, Site, page
 from .scaling import growth
@@ -240,8 +240,8 @@ def test_subrequests_obey_robots_and_a_stalled_api_does_not_stall_the_crawl(tmp_
 def test_each_subrequest_passes_the_gate_and_a_polling_page_is_capped():
     import asyncio
 
-    from blockcrawl.crawl.fetch import AiohttpFetcher
-    from blockcrawl.crawl.render import MAX_SUBREQUESTS, RenderCounts, RenderingFetcher
+    from blockcrawl.crawl.net.fetch import AiohttpFetcher
+    from blockcrawl.crawl.net.render import MAX_SUBREQUESTS, RenderCounts, RenderingFetcher
 
     poll = ('<html><body><div id="root"></div><script>let n = 0; document.getElementById("root").textContent ='
             ' "polled"; setInterval(() => fetch("/api/tick.json?n=" + (n++)).catch(() => {}), 10);</script></body></html>')

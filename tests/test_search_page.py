@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from blockcrawl.crawl.render import CHROMIUM_ARGS, chromium_path, unavailable
+from blockcrawl.crawl.net.render import CHROMIUM_ARGS, chromium_path, unavailable
 from blockcrawl.index import build_index, default_embedder
 from blockcrawl.pipeline import SitePipeline
 from blockcrawl.store import Store

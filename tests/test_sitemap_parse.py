@@ -9,7 +9,7 @@ import time
 import pytest
 
 from blockcrawl import compress
-from blockcrawl.crawl.sitemap_parse import MAX_URL_CHARS, Sitemap, parse_sitemap
+from blockcrawl.crawl.sources.sitemap_parse import MAX_URL_CHARS, Sitemap, parse_sitemap
 
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 

@@ -11,8 +11,8 @@ import pytest
 
 from blockcrawl.cli import main
 from blockcrawl.crawl import CrawlConfig, crawl
-from blockcrawl.crawl.process import PipelineSpec
 from blockcrawl.index import build_index
+from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
 from .syncsite import SyncSite
@@ -20,7 +20,7 @@ from .test_store import WordEmbedder
 
 pytest.importorskip("qdrant_client", reason="the sync example needs qdrant-client: pip install 'blockcrawl[sync]'")
 
-SPEC = PipelineSpec(tokenizer="words")
+SPEC = PipelineConfig(tokenizer="words")
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sync_qdrant.py"
 
 

@@ -1,4 +1,4 @@
-"""`crawl --on-change URL` (crawl.webhook): one signed POST per finished crawl, none for an interrupted
+"""`crawl --on-change URL` (crawl.net.webhook): one signed POST per finished crawl, none for an interrupted
 one, retried, never failing the crawl, the URL under the crawl's address policy; real loopback
 receivers (one up, one failing, one down)."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import blockcrawl
 from blockcrawl.cli import main
-from blockcrawl.crawl.webhook import Delivery, retry_after, sign
+from blockcrawl.crawl.net.webhook import Delivery, retry_after, sign
 from blockcrawl.store import open_store
 
 from .servers import free_port

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from blockcrawl.crawl import CrawlConfig
-from blockcrawl.crawl.pool import PROCESS_BYTES, PoolAnalyzer, processes_for
+from blockcrawl.crawl.analysis.pool import PROCESS_BYTES, PoolAnalyzer, processes_for
 from blockcrawl.errors import ConfigError
 from blockcrawl.limits import MAX_WORKERS, available_cpus
 from blockcrawl.pipeline import PipelineConfig

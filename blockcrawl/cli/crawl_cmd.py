@@ -65,7 +65,7 @@ def _duration(s: str) -> float:
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..crawl.config import CRAWL_DEFAULTS as D
-    from ..crawl.render import RENDER_MODES
+    from ..crawl.net.render import RENDER_MODES
     p = sub.add_parser("crawl", help="crawl websites politely into the store",
                        description="Crawl from the seed URLs, same site only by default, and store every "
                                    "HTML page's blocks and chunks. The frontier lives in the store, so an "
@@ -136,7 +136,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help=f"largest body accepted, also after decompression (default {D.max_bytes // 2**20} MiB)")
     g.add_argument("--max-redirects", type=_positive(int), default=D.max_redirects, metavar="N",
                    help=f"longest redirect chain (default {D.max_redirects})")
-    # headers, cookies, credentials, proxy (crawl.credentials)
+    # headers, cookies, credentials, proxy (crawl.net.credentials)
     g = p.add_argument_group("headers, cookies, credentials and proxy (secrets never reach logs or the store)")
     g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                    help="extra request header for every request (repeatable)")
@@ -246,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else (min(cpus, 4) if cpus > 1 else 0)
 
     # credentials (ConfigError messages never repeat a secret)
-    from ..crawl.credentials import Credentials, parse_auth, parse_bearer, parse_header
+    from ..crawl.net.credentials import Credentials, parse_auth, parse_bearer, parse_header
     try:
         credentials = Credentials(
             headers=tuple(parse_header(h) for h in args.header), cookies=args.cookies,
@@ -287,7 +287,7 @@ def run(args: argparse.Namespace) -> int:
             return err(f"{store.location} holds no pages to recrawl; give seed URLs")
         payload, policy = None, None
         if args.on_change:
-            from ..crawl.webhook import check_url
+            from ..crawl.net.webhook import check_url
             policy = _hook_policy(store, args)
             if (why := check_url(args.on_change, policy)) is not None:
                 return err(why.removeprefix("--on-change: ").removeprefix("--on-change "))
@@ -306,9 +306,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _hook_policy(store: Any, args: argparse.Namespace) -> Any:
-    """The crawl's address policy (crawl.addresses) for the --on-change URL: from its seeds, those
+    """The crawl's address policy (crawl.net.addresses) for the --on-change URL: from its seeds, those
     given and those the store's frontier kept (a recrawl gives none)."""
-    from ..crawl.addresses import AddressPolicy
+    from ..crawl.net.addresses import AddressPolicy
     from ..crawl.urls import canonicalize
 
     seeds = list(args.urls)
@@ -323,7 +323,7 @@ def _finished(store: Any, args: argparse.Namespace, stats: Any) -> dict[str, Any
         store.compact_changes(time.time() - args.keep_changes)
     if not args.on_change:
         return None
-    from ..crawl.webhook import summary
+    from ..crawl.net.webhook import summary
 
     row: dict[str, Any] = next((c for c in store.crawls() if c["id"] == stats.crawl_id), {})
     first, last = store.crawl_span(stats.crawl_id)
@@ -333,7 +333,7 @@ def _finished(store: Any, args: argparse.Namespace, stats: Any) -> dict[str, Any
 
 def _deliver(args: argparse.Namespace, payload: dict[str, Any] | None, policy: Any) -> None:
     """The webhook, after the store is closed (the receiver may read it at once); a failure is a warning."""
-    from ..crawl.webhook import deliver
+    from ..crawl.net.webhook import deliver
 
     secret = os.environ.get(args.on_change_secret_env) or None
     if secret is None:

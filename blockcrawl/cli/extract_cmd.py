@@ -22,7 +22,7 @@ from ..parse import load
 from ..pipeline import DEFAULTS, MODES, PageResult, PipelineConfig, SitePipeline
 
 if TYPE_CHECKING:
-    from ..crawl.addresses import AddressPolicy
+    from ..crawl.net.addresses import AddressPolicy
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
 READ_SIZE = 64 * 1024
@@ -125,7 +125,7 @@ def gunzip(data: bytes, limit: int) -> bytes:
     return z.data
 
 
-# A URL's fetch as crawl's address policy allows it (crawl/addresses.py): the URL given is the seed,
+# A URL's fetch as crawl's address policy allows it (crawl/net/addresses.py): the URL given is the seed,
 # its own block allowed; every redirect's literal host is judged before it is followed, and every
 # connection's address after DNS (a name pointed at 127.0.0.1, a decimal 2130706433, [::1]), the
 # way crawl's resolver judges them. Tests replace the name lookup and the connect (Network).
@@ -162,7 +162,7 @@ def _opener(policy: AddressPolicy, net: Network, connections: AddressPolicy | No
     """A urllib opener whose redirects obey policy and whose connections obey connections (default:
     policy; through a proxy, crawl's way: the proxy's block is allowed to connections only)."""
     conns = connections or policy
-    from ..crawl.addresses import ForbiddenAddress, host_of_url
+    from ..crawl.net.addresses import ForbiddenAddress, host_of_url
     from ..crawl.urls import canonicalize
 
     def create_connection(address: tuple[str, int], timeout: float | None = None,
@@ -217,7 +217,7 @@ def fetch(url: str, limit: int, timeout: float, allow_private: bool = False,
     too) runs in a daemon thread that is abandoned at the deadline."""
     import threading
 
-    from ..crawl.addresses import AddressPolicy
+    from ..crawl.net.addresses import AddressPolicy
     from ..crawl.urls import canonicalize
 
     deadline = time.monotonic() + timeout
@@ -249,8 +249,8 @@ def fetch(url: str, limit: int, timeout: float, allow_private: bool = False,
 def _fetch(opener: urllib.request.OpenerDirector, url: str, limit: int, timeout: float,
            deadline: float) -> tuple[bytes, str, str | None]:
     # one user agent for the whole project
-    from ..crawl.addresses import ForbiddenAddress
     from ..crawl.config import DEFAULT_USER_AGENT
+    from ..crawl.net.addresses import ForbiddenAddress
 
     req = urllib.request.Request(url, headers={"User-Agent": DEFAULT_USER_AGENT})
     try:

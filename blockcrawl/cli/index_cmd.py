@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and (bad := workers_error(args.workers, 1)):
         print(f"blockcrawl index: --{bad}", file=sys.stderr)
         return 2
-    from ..crawl.progress import is_terminal
+    from ..crawl.engine.progress import is_terminal
     from ..errors import BlockcrawlError
     from ..index import build_index
     from ..index.ann import available

@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def collect(url: str) -> tuple[list[dict[str, object]], dict[str, object]]:
     """(one record per worker, a summary of the crawl) from the frontier at url."""
-    from ..store.redis_frontier import PREFIX, connect, keys
+    from ..store.redis_layout import PREFIX, connect, keys
     r = connect(url)
     now = time.time()
     meta = r.hgetall(PREFIX + "meta")

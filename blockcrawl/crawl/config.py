@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import ConfigError
 from ..limits import MAX_BODY_BYTES, workers_error
-from .credentials import Credentials, parse_header
-from .fetch import HTML_TYPES
-from .resolve import parse_resolve
-from .traps import DEFAULT_DATE_HOPS
+from .decisions.traps import DEFAULT_DATE_HOPS
+from .net.credentials import Credentials, parse_header
+from .net.fetch import HTML_TYPES
+from .net.resolve import parse_resolve
 
 DEFAULT_USER_AGENT = "blockcrawl/0.1 (+https://pypi.org/project/blockcrawl)"
 SCOPES = ("host", "site", "any")
@@ -35,11 +35,11 @@ MAX_SITEMAP_URLS = 50_000  # URLs read from one sitemap file
 # URLs held in the host queues in memory. A queued URL costs about 0.56 KB there (its Item, the
 # deque slot, its seen-set key), and the limits allow 50M URLs: about 28 GB. Past the cap an
 # accepted URL is written to the frontier table as queued all the same, but not held in memory:
-# it is read back when the host queues run dry (crawl.queues; CrawlStats.not_queued counts them).
+# it is read back when the host queues run dry (crawl.engine.queues; CrawlStats.not_queued counts them).
 MAX_QUEUED = 1_000_000  # about 560 MB
 
 
-# why 30 s: crawl/process.py, ANALYSIS_TIMEOUT
+# why 30 s: crawl/analysis/process.py, ANALYSIS_TIMEOUT
 DEFAULT_ANALYSIS_TIMEOUT = 30.0
 
 
@@ -54,7 +54,7 @@ class CrawlConfig:
     max_pages: int | None = None  # page and sitemap fetches started
     max_time: float | None = None
     max_depth: int | None = None
-    date_hops: int | None = DEFAULT_DATE_HOPS  # longest date chain followed (crawl.traps); None: no limit
+    date_hops: int | None = DEFAULT_DATE_HOPS  # longest date chain followed (crawl.decisions.traps); None: no limit
     include: Sequence[str] = field(default_factory=list)
     exclude: Sequence[str] = field(default_factory=list)
     scope: str = "site"  # host | site | any
@@ -62,7 +62,7 @@ class CrawlConfig:
     user_agent: str = DEFAULT_USER_AGENT
     robots: bool = True
     sitemaps: bool = True
-    llms_txt: bool = False  # also each host's /llms.txt and /llms-full.txt as URL lists (crawl.llmstxt)
+    llms_txt: bool = False  # also each host's /llms.txt and /llms-full.txt as URL lists (crawl.sources.llmstxt)
     max_bytes: int = MAX_BODY_BYTES
     max_redirects: int = 10
     content_types: tuple[str, ...] = HTML_TYPES
@@ -75,16 +75,16 @@ class CrawlConfig:
     max_sitemaps: int = MAX_SITEMAPS
     max_sitemap_depth: int = MAX_SITEMAP_DEPTH
     max_sitemap_urls: int = MAX_SITEMAP_URLS
-    # JavaScript rendering (crawl/render.py)
-    render: str = "auto"  # never | auto (app shells only, crawl/appshell.py) | always
-    # headers, cookies, per-host credentials, proxy (crawl.credentials); its repr shows no secret
+    # JavaScript rendering (crawl/net/render.py)
+    render: str = "auto"  # never | auto (app shells only, crawl/net/appshell.py) | always
+    # headers, cookies, per-host credentials, proxy (crawl.net.credentials); its repr shows no secret
     credentials: Credentials = Credentials()
     feeds: bool = True  # RSS/Atom/JSON feeds a page links (<link rel=alternate>) are URL sources
     follow_nofollow: bool = False  # follow rel=nofollow (ugc, sponsored) links too
     recrawl: bool = False  # revisit the store's pages with conditional requests (incremental)
     max_age: float | None = None  # recrawl: only pages fetched more than this many seconds ago
     only_articles: bool = False  # store blocks and chunks of article pages only (PageInfo.kind)
-    # --- redis: a frontier shared by many worker processes (crawl.shared, store.redis_frontier) ---
+    # --- redis: a frontier shared by many worker processes (crawl.engine.shared, store.redis_frontier) ---
     frontier: str | None = None  # redis://HOST:PORT/DB, rediss://..., unix:///path.sock?db=N; None: the store's
     worker_id: str | None = None  # this worker's name in the shared frontier (default hostname:pid)
     lease_seconds: float = 30.0  # a host's lease: a dead worker's hosts are taken over this long after
@@ -202,7 +202,7 @@ class CrawlStats:
     invalid: Counter[str] = field(default_factory=Counter)  # fragment, scheme, empty, malformed
     error_kinds: Counter[str] = field(default_factory=Counter)
     hosts_stopped: int = 0  # hosts given up for this crawl after failing again and again
-    not_queued: int = 0  # URLs accepted past CrawlConfig.max_queued: they waited in the frontier table (crawl.queues)
+    not_queued: int = 0  # URLs accepted past CrawlConfig.max_queued: they waited in the frontier table (crawl.engine.queues)
     bytes: int = 0
     blocks: int = 0
     chunks: int = 0
@@ -223,7 +223,7 @@ class CrawlStats:
     stopped: str = "done"
     crawl_id: int = 0  # the run's id in the store's change log (store.changelog)
     finished: bool = False  # the run ended as asked (not interrupted): its change log is complete
-    # --- jsrender: counted by crawl.render.RenderingFetcher ---
+    # --- jsrender: counted by crawl.net.render.RenderingFetcher ---
     renders: int = 0  # pages whose stored body is the DOM Chromium built
     render_requests: int = 0  # scripts / XHR / fetch requests made for them
     render_failed: int = 0  # renders that fell back to the static page

@@ -2,7 +2,8 @@
 analyser and a progress listener. The engine (crawl.engine) imports only these protocols; the
 implementations are injected (defaults: fetch.AiohttpFetcher, frontier.Frontier on the store's
 SQLite file, clock.SystemClock, process.PoolAnalyzer, progress.TqdmProgress). Adding a fetcher (an
-in-memory one: crawl.memfetch; a headless browser later) touches no engine file.
+in-memory one: crawl.net.memfetch; a headless browser later) touches no engine file. The Frontier
+protocol is blockcrawl.frontier_item's (the store implements it, below the crawl), named here too.
 """
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self
 
+from ..frontier_item import Frontier as Frontier
+
 if TYPE_CHECKING:
+    from .analysis.process import PageOut
     from .config import CrawlStats
-    from .fetch import FetchResult
     from .frontier import Item
-    from .process import PageOut
+    from .net.fetch import FetchResult
 
 
 class Fetcher(Protocol):
@@ -45,37 +48,6 @@ class Fetcher(Protocol):
                   gate: Callable[[], Awaitable[None]] | None = None, on_sent: Callable[[], None] | None = None,
                   max_bytes: int | None = None, truncate: bool = False,
                   headers: Mapping[str, str] | None = None) -> FetchResult: ...
-
-
-class Frontier(Protocol):
-    """Every URL the crawl accepted, its state (QUEUED, IN_FLIGHT, DONE, FAILED, SKIPPED in
-    crawl.frontier), the crawl log and a few meta values (the seeds, for --resume).
-
-    The engine keeps the "next ready URL" in the Scheduler's per-host queues in memory and uses
-    the frontier as the durable record: `add` when a URL is accepted, `mark` on each state
-    change, `restore` after a crash (in_flight rows go back to queued). Writes become durable at
-    the store's commit (the page and its frontier rows in one transaction).
-
-    A frontier shared by many worker processes (Redis) implements the same methods: `add` as
-    SADD on the seen-set plus a per-host list, `mark` as a hash update, `restore` returning only
-    the items of the hosts this worker leases (hosts partitioned by a hash of the host name, or
-    leased with SET NX and a TTL, so that per-host politeness stays in one process), and
-    `seen_urls` replaced by a membership test on the shared set (the engine only needs `in`).
-    """
-
-    def get_meta(self, key: str) -> str | None: ...
-    def set_meta(self, key: str, value: str) -> None: ...
-    def reset(self) -> None: ...
-    def size(self) -> int: ...
-    def seen_urls(self) -> set[str]: ...
-    def restore(self, limit: int | None = None) -> list[Item]: ...
-    def add(self, items: Iterable[Item]) -> None: ...
-
-    def mark(self, url: str, state: int, status: int | None = None, error: str | None = None,
-             attempts: int | None = None, not_before: float = 0.0) -> None: ...
-
-    def log(self, url: str, event: str, status: int | None = None, error: str | None = None,
-            detail: str = "", nbytes: int = 0, elapsed: float = 0.0) -> None: ...
 
 
 class SharedFrontier(Frontier, Protocol):

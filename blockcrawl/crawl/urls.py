@@ -22,6 +22,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+# the unit of politeness, below the crawl as the store needs it too; crawl.urls.host_of is public API
+from ..frontier_item import host_of as host_of
+
 if TYPE_CHECKING:  # heavy / native imports stay lazy
     import can_ada
     import yarl
@@ -247,11 +250,6 @@ def wire_url(url: str) -> yarl.URL:
     import yarl
 
     return yarl.URL(url, encoded=True)
-
-
-def host_of(url: str) -> str:
-    """scheme://host[:port] of a canonical URL: the unit of politeness."""
-    return url[:url.find("/", url.find("//") + 2)]
 
 
 def site_key(host: str) -> str:

@@ -180,7 +180,7 @@ HEAVY_PAGE = 50 * MAX_ELEMENT_ATTRS ** 2
 # kind that can hold MAX_ELEMENT_ATTRS attributes (2 characters each at the least). A '>' inside a
 # quoted value later in the tag is looked past. A tag whose FIRST run is short (a quoted '>' or
 # '<' within its first 4,000 characters, then thousands of attributes) escapes this scan: a crawl
-# bounds such a page by its analysis time limit (crawl/process.py).
+# bounds such a page by its analysis time limit (crawl/analysis/process.py).
 # Written as "no '>' in the next run, then no '<' in it": sre counts a run of one excluded
 # character in a tight loop, a two-character class one call per character (4x the time; the scan
 # was ~4% of extract() on aeb). A short tag fails at its '>' before any '<' is looked for.

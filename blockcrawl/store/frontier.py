@@ -64,7 +64,7 @@ class SqlFrontier:
     @guard
     def restore(self, limit: int | None = None) -> list[Item]:
         """Items still to fetch, in discovery order; interrupted (in_flight) ones are queued again.
-        limit: the first so many (crawl.queues reads back what spilled past the memory cap)."""
+        limit: the first so many (crawl.engine.queues reads back what spilled past the memory cap)."""
         self._exec("UPDATE frontier SET state=? WHERE state=?", (QUEUED, IN_FLIGHT))
         sql = ("SELECT url, host, depth, kind, attempts, hops, via, not_before, fetch_url, trail "
                "FROM frontier WHERE state=? ORDER BY depth, id")
@@ -97,6 +97,3 @@ class SqlFrontier:
                    "VALUES (?,?,?,?,?,?,?,?)", (time.time(), url, event, status, error, detail[:500],
                                                nbytes, round(elapsed, 4)))
 
-
-# aliases: each backend's own name for the frontier
-SqliteFrontier = PostgresFrontier = SqlFrontier

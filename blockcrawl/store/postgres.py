@@ -29,7 +29,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import StoreError, StoreMissing
 from .base import SqlStore
-from .frontier import PostgresFrontier
 from .pgschema import LOCK_FRONTIER, LOCK_INDEX, SCHEMA_VERSION, exists, migrate, version
 from .pgsearch import keyword_ranked, tsvector
 
@@ -253,4 +252,4 @@ class PostgresStore(SqlStore):
                 yield cur
 
 
-__all__ = ["PostgresFrontier", "PostgresStore", "is_url", "redact"]
+__all__ = ["PostgresStore", "is_url", "redact"]
