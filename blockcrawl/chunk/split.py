@@ -549,7 +549,9 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
                 continue  # packed into an earlier block's chunk, or a lone heading its subsections say
             path = paths.get(k, b.heading_path[:-1] if k in lifted else b.heading_path)
             members = [j for j in range(k, end) if packs.get(j) != DROPPED]
-            inline = [blocks[j].heading_path != path for j in members]
+            # a block's heading inline where it differs from the run's and from the block's before
+            inline = [blocks[j].heading_path != path and (i == 0 or blocks[j].heading_path != blocks[members[i - 1]].heading_path)
+                      for i, j in enumerate(members)]
             bodies = [blocks[j].text if sub else blocks[j].body for j, sub in zip(members, inline)]
             n = sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0) for j, sub in zip(members, inline))
             own_path = b.heading_path == path
