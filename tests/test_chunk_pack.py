@@ -166,3 +166,11 @@ def test_sibling_sections_of_several_blocks_pack_when_together_they_are_a_fragme
     # each card's heading once, before its first block
     assert chunks[0].text == "\n".join(b.text if b.hash.startswith("p") else b.body for b in cards)
     assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]
+
+
+def test_a_fragment_under_no_heading_does_not_take_the_heading_path_of_the_section_after_it():
+    source = [Block("Britannica says so.", "Britannica says so.", (), "html/body/p", 0, "http://x.test/", "s")]
+    germany = section("Germany", [" ".join(["Germany lies in central Europe."] * 8)], 1)
+    chunks = chunk_blocks([*source, *germany], size=100, overlap=8, tokenizer=TOK)
+    assert [c.heading_path for c in chunks] == [(), ("Germany",)]
+    assert chunks[1].text == germany[0].text

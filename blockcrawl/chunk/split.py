@@ -488,7 +488,10 @@ def _join_fragments(blocks: Sequence[Block], sums: Sequence[int], size: int, out
                     and blocks[last[0]].url == blocks[r[0]].url and gap_dropped(last[1], r[0]):
                 path = _common(pl, pr)
                 frag = pl if frag_l and not frag_r else pr
-                if len(path) >= len(frag) - 1 and cost([last[0], r[1]], path) <= size:
+                # a fragment under no heading (a source line, a price) joins no headed run after
+                # it: the chunk would lose that section's heading path
+                ahead = frag_l and not frag_r and not blocks[last[0]].heading_path and bool(pr)
+                if not ahead and len(path) >= len(frag) - 1 and cost([last[0], r[1]], path) <= size:
                     for j in range(last[1], r[1]):
                         out[j] = -1 if j >= r[0] or out.get(j) != DROPPED else DROPPED
                     out[last[0]] = r[1]
