@@ -337,7 +337,8 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
     feature tiles: sections whose blocks together are a fragment) pack together under their
     parent heading (the page's title where they have none), each block behind its own: their
     run's first index is added to lifted. A lone heading (kind "heading", a section with no text
-    of its own) is no chunk unless it is all the page gives: its
+    of its own) is no chunk unless it is all the page gives, or one of a run of headings that no
+    text lies under (a label/value list set in heading tags: its headings are the text): else its
     subsections' heading paths and contexts name it, and alone it holds nothing to read (it gets no
     vector either). Runs of one block are not listed. sums: token counts of the bodies,
     prefixes and contexts (three runs of len(blocks)). A run still a fragment then joins a
@@ -517,7 +518,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     The title in the context is the page's name (identity.page_identity: the <title> without the
     site's name, site_name from og:site_name where the page gives it, or the segment naming the h1).
     Packed runs: consecutive text blocks of one section, fragments of its subsections with their
-    heading, up to size (_packs); a lone heading whose subsections follow is no chunk of its own."""
+    heading, up to size (_packs), and a run still a fragment joined to a neighbour under their
+    common heading (_join_fragments); a lone heading whose subsections follow is no chunk of its own."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
     title = page_identity(title, heading, site_name)
@@ -553,7 +555,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
             path = paths.get(k, b.heading_path[:-1] if k in lifted else b.heading_path)
             members = [j for j in range(k, end) if packs.get(j) != DROPPED]
             # a block's heading inline where it differs from the run's and from the block's before
-            inline = [blocks[j].heading_path != path and (i == 0 or blocks[j].heading_path != blocks[members[i - 1]].heading_path)
+            inline = [blocks[j].heading_path != path
+                      and (i == 0 or blocks[j].heading_path != blocks[members[i - 1]].heading_path)
                       for i, j in enumerate(members)]
             bodies = [blocks[j].text if sub else blocks[j].body for j, sub in zip(members, inline)]
             n = sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0) for j, sub in zip(members, inline))
