@@ -22,7 +22,8 @@ mode, same model: trafilatura+rcts (trafilatura's text cut by LangChain's
 RecursiveCharacterTextSplitter(1000, 200)) and plain (the page text in 200-token chunks).
 
 Metrics per set and row: kept (share of questions whose answer occurs in a chunk of one of its
-pages), chunks/page, <32tok (share of chunks under 32 tokens), and per mode strict R@5: a top-5
+pages, every page of the set run in path order as one site; bench/product_qa.py's "chunks"
+column is the same measure), chunks/page, <32tok (share of chunks under 32 tokens), and per mode strict R@5: a top-5
 hit is a chunk of one of the question's pages whose text contains one of its answers
 (case-insensitive, white space collapsed).
 

@@ -106,15 +106,52 @@ def test_sibling_fragments_pack_under_their_parent_and_lone_headings_are_no_chun
     assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]
 
 
-def test_top_level_sibling_fragments_pack_but_not_into_a_longer_section():
+def test_top_level_sibling_fragments_pack_and_a_fragment_left_joins_the_next_section():
     tiles = [Block(f"Tile {i}: A short feature.", "A short feature.", (f"Tile {i}",), "html/body/div", i,
                    "http://x.test/", f"t{i}") for i in range(3)]
     notes = section("Notes", ["one lone note here."], 3)
     attrs = section("Attributes", [f"attr item {i} is short." for i in range(8)], 4)
+    big = section("Attributes", [" ".join(["attr"] * 60)], 12)
     chunks = chunk_blocks([*tiles, *notes, *attrs], size=100, overlap=8, tokenizer=TOK)
-    assert chunks[0].heading_path == () and chunks[0].text == "\n".join(b.text for b in [*tiles, *notes])
-    # a section whose blocks together are no fragment packs on its own
-    assert [c.heading_path for c in chunks[1:]] == [("Attributes",)]
+    # the tiles and the note are a fragment together: they join the next section's run, whose
+    # heading is said once, inline, before its first block
+    assert len(chunks) == 1 and chunks[0].heading_path == ()
+    assert chunks[0].text == "\n".join([*(b.text for b in [*tiles, *notes]), attrs[0].text,
+                                        *(b.body for b in attrs[1:])])
+    assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]
+    assert chunks[0].embed_text.startswith(chunks[0].text) or chunks[0].context == ""
+    # no room beside the next section: the fragment stays a chunk of its own
+    chunks = chunk_blocks([*tiles, *notes, *attrs, *big], size=50, overlap=8, tokenizer=TOK)
+    assert chunks[0].text == "\n".join(b.text for b in [*tiles, *notes])
+    assert all(c.n_tokens <= 50 for c in chunks)
+
+
+def test_a_fragment_between_two_sections_joins_the_one_before_it():
+    intro = section("Overview", ["A long enough lead paragraph about the product and its story, in words."] * 2)
+    price = [Block("$110", "$110", (), "html/body/div", 2, "http://x.test/", "p")]
+    care = section("Care", [" ".join(["Wash cold and dry flat, away from heat."] * 6)] * 2, 3)
+    chunks = chunk_blocks([*intro, *price, *care], size=100, overlap=8, tokenizer=TOK)
+    assert not any(c.text == "$110" for c in chunks)
+    assert chunks[0].heading_path == () and chunks[0].text.endswith("in words.\n$110")
+    assert chunks[0].text.startswith("Overview: A long enough") and chunks[0].block_position == 0
+    assert all(c.n_tokens == TOK.count([c.text])[0] for c in chunks)
+
+
+def test_a_run_of_headings_no_text_lies_under_is_kept_as_text():
+    def h(text: str, path: tuple[str, ...], pos: int) -> Block:
+        return Block(text + ":", "", path, "html/body/h4", pos, "http://x.test/", f"h{pos}", kind="heading")
+    lead = section("Doorbell", ["A long enough lead paragraph about the camera and its story, in words."])
+    specs = [h("Specs", ("Specs",), 1), h("Image Sensor", ("Specs", "Image Sensor"), 2),
+             h("1664p HDR", ("Specs", "1664p HDR"), 3), h("Night Vision", ("Specs", "1664p HDR", "Night Vision"), 4),
+             h("IR LEDs (850nm)", ("Specs", "IR LEDs (850nm)"), 5)]
+    nested = [h("Manual", ("Manual",), 6), h("Setup", ("Manual", "Setup"), 7)]
+    setup = [Block("Setup: Mount the plate and turn it.", "Mount the plate and turn it.", ("Manual", "Setup"),
+                   "html/body/p", 8, "http://x.test/", "s")]
+    chunks = chunk_blocks([*lead, *specs, *nested, *setup], size=100, overlap=8, tokenizer=TOK)
+    text = "\n".join(c.text for c in chunks)
+    assert "1664p HDR" in text and "IR LEDs (850nm)" in text and "Image Sensor" in text
+    # headings whose text follows them stay out: the text's heading path says them
+    assert "Manual:" not in text and chunks[-1].text == "Setup: Mount the plate and turn it."
 
 
 def test_sibling_sections_of_several_blocks_pack_when_together_they_are_a_fragment():
@@ -126,5 +163,14 @@ def test_sibling_sections_of_several_blocks_pack_when_together_they_are_a_fragme
                         2 * i + 1, "http://x.test/", f"a{i}")]
     chunks = chunk_blocks(cards, size=100, overlap=8, tokenizer=TOK)
     assert len(chunks) == 1 and chunks[0].heading_path == ("More like this",)
-    assert chunks[0].text == "\n".join(b.text for b in cards)
+    # each card's heading once, before its first block
+    assert chunks[0].text == "\n".join(b.text if b.hash.startswith("p") else b.body for b in cards)
     assert chunks[0].n_tokens == TOK.count([chunks[0].text])[0]
+
+
+def test_a_fragment_under_no_heading_does_not_take_the_heading_path_of_the_section_after_it():
+    source = [Block("Britannica says so.", "Britannica says so.", (), "html/body/p", 0, "http://x.test/", "s")]
+    germany = section("Germany", [" ".join(["Germany lies in central Europe."] * 8)], 1)
+    chunks = chunk_blocks([*source, *germany], size=100, overlap=8, tokenizer=TOK)
+    assert [c.heading_path for c in chunks] == [(), ("Germany",)]
+    assert chunks[1].text == germany[0].text

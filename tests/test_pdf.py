@@ -115,9 +115,10 @@ def test_crawl_stores_pdfs_and_logs_unreadable_ones(pdf_site, tmp_path):
                        "WHERE p.url = ? ORDER BY b.position", (origin + "/report.pdf",)).fetchall()
     assert json.loads(rows[3][0]) == ["Report", "2 Methods", "2.1 Data", "p. 4"]
     chunks = con.execute("SELECT heading_path FROM chunks WHERE url = ?", (origin + "/report.pdf",)).fetchall()
-    # pages 3 and 4 of "2.1 Data" are two short sibling sections: one chunk under their parent
-    assert len(rows) == 5 and [json.loads(c[0]) for c in chunks][2] == ["Report", "2 Methods", "2.1 Data"]
-    assert len(chunks) == 4
+    # pages 3 and 4 of "2.1 Data" are two short sibling sections, and with page 2 still a fragment:
+    # one chunk under "2 Methods", the heading all three share
+    assert len(rows) == 5 and [json.loads(c[0]) for c in chunks][1] == ["Report", "2 Methods"]
+    assert len(chunks) == 3
     log = con.execute("SELECT url, event, error, detail FROM crawl_log WHERE url LIKE '%.pdf'").fetchall()
     failed = {u.rsplit("/", 1)[1]: (err, detail) for u, ev, err, detail in log if ev == "failed"}
     assert failed["secret.pdf"] == ("pdf", "encrypted (a password is needed)")
@@ -145,6 +146,7 @@ def test_extract_cli_reads_a_pdf_file(tmp_path):
     r = cli("extract", str(tmp_path / "r.pdf"), str(tmp_path / "bad.pdf"), "--tokenizer", "words")
     assert r.returncode == 1  # one input could not be read: one line, the other still extracted
     rows = [json.loads(x) for x in r.stdout.splitlines()]
-    # extract prints chunks: pages 3 and 4 of "2.1 Data" (short sibling sections) are one
-    assert rows[2]["heading_path"] == ["Report", "2 Methods", "2.1 Data"] and "p. 4: " in rows[2]["text"]
+    # extract prints chunks: page 2 and pages 3 and 4 of "2.1 Data" (short sections) are one
+    assert rows[1]["heading_path"] == ["Report", "2 Methods"] and "p. 4: " in rows[1]["text"]
+    assert "2.1 Data > p. 3: " in rows[1]["text"] and len(rows) == 3
     assert r.stderr.count("\n") == 1 and "bad.pdf: broken PDF" in r.stderr

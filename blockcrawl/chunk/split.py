@@ -272,6 +272,21 @@ def chunk_context(title: str, block: Block, heading: str = "") -> str:
     return CONTEXT_SEP.join(parts)
 
 
+def _path_context(title: str, path: Sequence[str], heading: str = "") -> str:
+    """chunk_context for a chunk whose text shows no heading prefix: the title (unless the first
+    heading repeats it), the page's heading if nothing says it, and the whole heading path."""
+    parts = list(path)
+    title = " ".join(title.split())
+    lead = 0
+    if title and not (path and path[0].strip("¶#§ ").lower() in title.lower()):
+        parts.insert(0, title)
+        lead = 1
+    heading = " ".join(heading.split())
+    if heading and heading.lower() not in (CONTEXT_SEP.join(parts) + " " + title).lower():
+        parts.insert(lead, heading)
+    return CONTEXT_SEP.join(parts)
+
+
 def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, overlap: int,
                tok: Tokenizer, lead: str = "", lead_n: int = 0) -> list[tuple[str, int]]:
     """Whole rows packed into pieces of at most budget tokens, in order, no overlap (each row reads
@@ -308,7 +323,7 @@ DROPPED = -2  # _packs: a lone heading whose subsections follow (their heading p
 
 
 def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[str], sums: Sequence[int],
-           size: int, lifted: set[int]) -> dict[int, int]:
+           size: int, lifted: set[int], paths: dict[int, tuple[str, ...]] | None = None) -> dict[int, int]:
     """Runs of consecutive blocks packed into one chunk: first index -> end (exclusive), -1 for each
     later member, DROPPED for a lone heading (kind "heading") followed by a block of its section.
     A run holds text blocks of one section (the same heading path, prefix and context) whose texts
@@ -322,11 +337,15 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
     feature tiles: sections whose blocks together are a fragment) pack together under their
     parent heading (the page's title where they have none), each block behind its own: their
     run's first index is added to lifted. A lone heading (kind "heading", a section with no text
-    of its own) is no chunk unless it is all the page gives: its
+    of its own) is no chunk unless it is all the page gives, or one of a run of headings that no
+    text lies under (a label/value list set in heading tags: its headings are the text): else its
     subsections' heading paths and contexts name it, and alone it holds nothing to read (it gets no
     vector either). Runs of one block are not listed. sums: token counts of the bodies,
-    prefixes and contexts (three runs of len(blocks)). Linear in the blocks."""
+    prefixes and contexts (three runs of len(blocks)). A run still a fragment then joins a
+    neighbour (_join_fragments; paths gets the heading path of such joined runs). Linear in the blocks."""
     nb = len(blocks)
+    if paths is None:
+        paths = {}
     out: dict[int, int] = {}
 
     def fixed(k: int) -> int:  # tokens of block k's prefix and context: paid once per chunk
@@ -335,6 +354,21 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
 
     def fragment(j: int) -> bool:
         return sums[j] + sums[nb + j] < FRAGMENT
+
+    after = [nb] * (nb + 1)  # after[j]: the first block at or after j that is not a lone heading
+    for j in range(nb - 1, -1, -1):
+        after[j] = after[j + 1] if blocks[j].kind == "heading" else j
+
+    def said_later(j: int) -> bool:
+        # A lone heading goes when what follows says it: the next block is not a heading (an
+        # emptied section's heading, or one whose text follows), or the text after the run of
+        # headings lies under it (nested headings). A run of headings that no text lies under is
+        # a label/value list set in heading tags ("<h4>Image Sensor</h4><h5>1664p HDR</h5>..."):
+        # its headings are the page's text and are kept.
+        if j + 1 >= nb or blocks[j + 1].kind != "heading":
+            return True
+        t, path = after[j + 1], blocks[j].heading_path
+        return t < nb and blocks[t].heading_path[:len(path)] == path
 
     def section_end(j: int) -> int:  # the end of the run of text blocks of block j's section
         e = j + 1
@@ -346,7 +380,7 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
     k = 0
     while k < nb:
         b = blocks[k]
-        if b.kind == "heading" and nb > 1:
+        if b.kind == "heading" and nb > 1 and said_later(k):
             out[k] = DROPPED
             k += 1
             continue
@@ -393,7 +427,82 @@ def _packs(blocks: Sequence[Block], prefixes: Sequence[str], contexts: Sequence[
         else:
             lifted.discard(k)
         k = end
+    _join_fragments(blocks, sums, size, out, lifted, paths)
     return out
+
+
+def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _join_fragments(blocks: Sequence[Block], sums: Sequence[int], size: int, out: dict[int, int],
+                    lifted: set[int], paths: dict[int, tuple[str, ...]]) -> None:
+    """A run (or single text block) that is still a fragment after _packs' rules joins the adjacent
+    text run before it, or else the one after it, when the two share the fragment's parent heading
+    and fit in size together: under their deepest common heading, each block whose heading path is
+    deeper behind its own heading. A price line, a one-sentence feature tile or a carousel card
+    between two longer sections is then read with its neighbour instead of alone (its heading,
+    kept inline, still says what it is). Lone headings between runs do not break adjacency.
+    Writes the joined runs into out and their heading path into paths (run start -> path)."""
+    nb = len(blocks)
+    runs: list[list[int]] = []  # [start, end] of each packable text run, in order
+    k = 0
+    while k < nb:
+        b = blocks[k]
+        e = out.get(k, 0)
+        if e == DROPPED or not (b.kind in PACKED_KINDS and b.body or b.kind == "heading" and b.text):
+            k += 1
+            continue
+        end = e if e > 0 else k + 1
+        runs.append([k, end])
+        k = end
+
+    def path_of(r: list[int]) -> tuple[str, ...]:
+        s = r[0]
+        if s in paths:
+            return paths[s]
+        return blocks[s].heading_path[:-1] if s in lifted else blocks[s].heading_path
+
+    def text_n(r: list[int], path: tuple[str, ...]) -> int:  # tokens of the run's chunk text
+        n = sum(sums[j] + (sums[nb + j] if blocks[j].heading_path != path else 0) for j in range(*r))
+        return n + (sums[nb + r[0]] if blocks[r[0]].heading_path == path else 0)
+
+    def cost(r: list[int], path: tuple[str, ...]) -> int:  # with the context, bounded from above
+        return text_n(r, path) + sums[2 * nb + r[0]] + sums[nb + r[0]]
+
+    def gap_dropped(a: int, b: int) -> bool:
+        return all(out.get(j) == DROPPED for j in range(a, b))
+
+    merged: list[list[int]] = []
+    for r in runs:
+        if merged:
+            last = merged[-1]
+            pl, pr = path_of(last), path_of(r)
+            frag_l, frag_r = text_n(last, pl) < FRAGMENT, text_n(r, pr) < FRAGMENT
+            # a kept lone heading joins the run before it, or other headings: a chunk is embedded
+            # unless its first block is a heading (store.chunks_to_embed), so no text run is
+            # put behind one
+            if (frag_l or frag_r) and (blocks[last[0]].kind != "heading" or blocks[r[0]].kind == "heading") \
+                    and blocks[last[0]].url == blocks[r[0]].url and gap_dropped(last[1], r[0]):
+                path = _common(pl, pr)
+                frag = pl if frag_l and not frag_r else pr
+                # a fragment under no heading (a source line, a price) joins no headed run after
+                # it: the chunk would lose that section's heading path
+                ahead = frag_l and not frag_r and not blocks[last[0]].heading_path and bool(pr)
+                if not ahead and len(path) >= len(frag) - 1 and cost([last[0], r[1]], path) <= size:
+                    for j in range(last[1], r[1]):
+                        out[j] = -1 if j >= r[0] or out.get(j) != DROPPED else DROPPED
+                    out[last[0]] = r[1]
+                    paths.pop(r[0], None)
+                    lifted.discard(r[0])
+                    paths[last[0]] = path
+                    lifted.discard(last[0])
+                    last[1] = r[1]
+                    continue
+        merged.append(r)
 
 
 def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
@@ -409,7 +518,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     The title in the context is the page's name (identity.page_identity: the <title> without the
     site's name, site_name from og:site_name where the page gives it, or the segment naming the h1).
     Packed runs: consecutive text blocks of one section, fragments of its subsections with their
-    heading, up to size (_packs); a lone heading whose subsections follow is no chunk of its own."""
+    heading, up to size (_packs), and a run still a fragment joined to a neighbour under their
+    common heading (_join_fragments); a lone heading whose subsections follow is no chunk of its own."""
     tok = tokenizer or default_tokenizer()
     blocks = list(blocks)
     title = page_identity(title, heading, site_name)
@@ -429,7 +539,8 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
     chunks: list[Chunk] = []
     first_row = 0
     lifted: set[int] = set()
-    packs = _packs(blocks, prefixes, contexts, [sum(c) for c in counts[:3 * nb]], size, lifted)
+    paths: dict[int, tuple[str, ...]] = {}
+    packs = _packs(blocks, prefixes, contexts, [sum(c) for c in counts[:3 * nb]], size, lifted, paths)
     for k, (b, prefix) in enumerate(zip(blocks, prefixes)):
         body_counts, context = counts[k], contexts[k]
         reserve, total, ctx = sum(counts[nb + k]), sum(body_counts), sum(counts[2 * nb + k])
@@ -441,13 +552,20 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
             end = packs[k]
             if end < 0:
                 continue  # packed into an earlier block's chunk, or a lone heading its subsections say
-            path = b.heading_path[:-1] if k in lifted else b.heading_path
-            inline = [blocks[j].heading_path != path for j in range(k, end)]
-            bodies = [blocks[j].text if sub else blocks[j].body for j, sub in zip(range(k, end), inline)]
-            n = sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0) for j, sub in zip(range(k, end), inline))
-            lead = "" if k in lifted else prefix  # lifted: the first block's heading is inline too
+            path = paths.get(k, b.heading_path[:-1] if k in lifted else b.heading_path)
+            members = [j for j in range(k, end) if packs.get(j) != DROPPED]
+            # a block's heading inline where it differs from the run's and from the block's before
+            inline = [blocks[j].heading_path != path
+                      and (i == 0 or blocks[j].heading_path != blocks[members[i - 1]].heading_path)
+                      for i, j in enumerate(members)]
+            bodies = [blocks[j].text if sub else blocks[j].body for j, sub in zip(members, inline)]
+            n = sum(sum(counts[j]) + (sum(counts[nb + j]) if sub else 0) for j, sub in zip(members, inline))
+            own_path = b.heading_path == path
+            lead = prefix if own_path else ""  # else the first block's heading is inline too
+            if k in paths and path != b.heading_path[:-1] and not own_path:
+                context = _path_context(title, path, heading)  # joined runs: the context says their path
             chunks.append(Chunk(lead + PACK_SEP.join(bodies), b.url, path, b.position, 0, b.hash,
-                                n + (0 if k in lifted else own), context))
+                                n + (own if own_path else 0), context))
             continue
         if b.kind in TABLE_KINDS and b.rows:
             rc = row_counts[first_row:first_row + len(b.rows)]
