@@ -102,7 +102,7 @@ def add_context(store: SearchStore, hits: Sequence[tuple[Hit, StoredChunk]], con
         texts = store.block_texts([(r.page_id, r.block_position) for _, r in hits])
         for h, r in hits:
             block = texts.get((r.page_id, r.block_position), h.text)
-            # a chunk packed from several small blocks of one section (chunk.split._packs) is
+            # a chunk packed from several small blocks of one section (chunk.pack.pack_runs) is
             # longer than its first block: the chunk is the context then
             h.context = block if len(block) >= len(h.text) else h.text
         return
