@@ -11,7 +11,7 @@ from pathlib import Path
 from blockcrawl.crawl import CrawlConfig, Crawler
 from blockcrawl.crawl.frontier import FAILED, QUEUED
 from blockcrawl.parse import load
-from blockcrawl.parse.dom import MAX_ELEMENT_ATTRS, cap_attributes
+from blockcrawl.parse.build import MAX_ELEMENT_ATTRS, cap_attributes
 from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 

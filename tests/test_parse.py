@@ -5,7 +5,8 @@ import pytest
 
 from blockcrawl import decode_html, extract_blocks, extract_text, parse_html
 from blockcrawl.parse import looks_binary
-from blockcrawl.parse.dom import DEEP_LIMIT, TEXT
+from blockcrawl.parse.dom import TEXT
+from blockcrawl.parse.linear import DEEP_LIMIT
 
 from .scaling import growth
 
@@ -119,13 +120,14 @@ def test_skipped_is_every_node_inside_a_skipped_element():
     # skipped is set at the build's end by slices over the skipped elements' subtrees: the same as
     # "a SKIP_TAGS element, or a node whose parent is skipped", for both builders, with skipped
     # elements nested, side by side, and as the last nodes of the page
-    from blockcrawl.parse.dom import SKIP_TAGS, _parse_linear
+    from blockcrawl.parse.dom import SKIP_TAGS
+    from blockcrawl.parse.linear import parse_linear
 
     html = ("<html><head><title>t</title><style>a{}</style></head><body><p>a<svg><g><text>s</text>"
             "<math>m</math></g></svg>b</p><select><option>o</select><div><template><p>x</p></template>"
             "<i>c</i></div><canvas>k</canvas><noscript><p>n<script>q</script></p></noscript><p>end"
             "<script>z</script>")
-    for dom in (parse_html(html), _parse_linear(html, None)):
+    for dom in (parse_html(html), parse_linear(html, None)):
         for i in range(len(dom)):
             p = dom.parent[i]
             inside = (dom.tag[i] != TEXT and dom.tag[i] in SKIP_TAGS) or (p >= 0 and dom.skipped[p])
@@ -243,24 +245,24 @@ def test_deep_nesting_of_any_tag_is_linear():
 
 
 def test_unclosed_paragraphs_are_not_deep_nesting():
-    from blockcrawl.parse.dom import _max_depth_exceeds
+    from blockcrawl.parse.linear import max_depth_exceeds
 
-    assert not _max_depth_exceeds("<body>" + "<p>x" * 5000 + "<ul>" + "<li>y" * 5000, DEEP_LIMIT)
-    assert _max_depth_exceeds("<body>" + "<SPAN>x" * 5000, DEEP_LIMIT)
+    assert not max_depth_exceeds("<body>" + "<p>x" * 5000 + "<ul>" + "<li>y" * 5000, DEEP_LIMIT)
+    assert max_depth_exceeds("<body>" + "<SPAN>x" * 5000, DEEP_LIMIT)
 
 
 def test_depth_check_counts_stop_only_when_the_limit_is_out_of_reach():
-    from blockcrawl.parse.dom import _max_depth_exceeds
+    from blockcrawl.parse.linear import max_depth_exceeds
 
     # too few start tags for the limit ("</" and void tags are no start; a comment's "<" is
     # counted as one, an over-count): no walk
-    assert not _max_depth_exceeds("<div>" * (DEEP_LIMIT - 1) + "</div>" * 5000, DEEP_LIMIT)
+    assert not max_depth_exceeds("<div>" * (DEEP_LIMIT - 1) + "</div>" * 5000, DEEP_LIMIT)
     # many siblings first, the deep part last: the walk must not stop while the start tags left
     # could still reach the limit
-    assert _max_depth_exceeds("<p>x" * 3000 + "<div>" * (DEEP_LIMIT + 1), DEEP_LIMIT)
-    assert not _max_depth_exceeds("<p>x" * 3000 + "<div>" * (DEEP_LIMIT - 1), DEEP_LIMIT)
-    assert _max_depth_exceeds("<br>" * 3000 + "<!--c-->" * 50 + "<b>" * (DEEP_LIMIT + 1), DEEP_LIMIT)
-    assert not _max_depth_exceeds("<br>" * 3000 + "<b>" * DEEP_LIMIT, DEEP_LIMIT)
+    assert max_depth_exceeds("<p>x" * 3000 + "<div>" * (DEEP_LIMIT + 1), DEEP_LIMIT)
+    assert not max_depth_exceeds("<p>x" * 3000 + "<div>" * (DEEP_LIMIT - 1), DEEP_LIMIT)
+    assert max_depth_exceeds("<br>" * 3000 + "<!--c-->" * 50 + "<b>" * (DEEP_LIMIT + 1), DEEP_LIMIT)
+    assert not max_depth_exceeds("<br>" * 3000 + "<b>" * DEEP_LIMIT, DEEP_LIMIT)
 
 
 def test_depth_check_reads_tags_as_the_lazy_pattern_did():
@@ -268,7 +270,7 @@ def test_depth_check_reads_tags_as_the_lazy_pattern_did():
     # same tags, names and self-closing marks as the lazy `[^<>]*?(/?)>` it replaced
     import re
 
-    from blockcrawl.parse.dom import _TAG_RE
+    from blockcrawl.parse.linear import _TAG_RE
 
     lazy = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
     cases = ["<br/>", "<a//>", "<x/ >", "<p class='a/b'>t</p>", "<img src=x/>", "<a href=/>",
@@ -284,7 +286,7 @@ def test_long_tag_scan_finds_what_the_character_class_found():
     # matches as the two-character class it replaced
     import re
 
-    from blockcrawl.parse.dom import _LONG_TAG_RE, MAX_ELEMENT_ATTRS
+    from blockcrawl.parse.build import _LONG_TAG_RE, MAX_ELEMENT_ATTRS
 
     k = 2 * MAX_ELEMENT_ATTRS - 1
     before = re.compile(f"<[A-Za-z][^<>]{{{k}}}")
@@ -295,14 +297,14 @@ def test_long_tag_scan_finds_what_the_character_class_found():
 
 
 def test_depth_check_is_linear_on_unterminated_tags():
-    from blockcrawl.parse.dom import _max_depth_exceeds
+    from blockcrawl.parse.linear import max_depth_exceeds
 
     # one long unterminated tag name or body, then many tags: each character read once. The
     # tags are as many in both: the walk stops once the start tags left cannot reach the limit
     # (after ~500 of 2,500 here), so more tags would not be more work in proportion
     small = "<" + "a" * 20_000 + "<p>x" * 2500
     big = "<" + "a" * 80_000 + "<p>x" * 2500
-    assert growth(lambda h: _max_depth_exceeds(h, DEEP_LIMIT), small, big) < 8
+    assert growth(lambda h: max_depth_exceeds(h, DEEP_LIMIT), small, big) < 8
 
 
 def test_linear_builder_reads_attributes_comments_and_raw_text():
@@ -332,7 +334,8 @@ def test_block_elements_separate_words_inline_ones_do_not():
 
 
 def _show_noscript_node_by_node(d):  # the definition show_noscript's slices and C loops must match
-    from blockcrawl.parse.dom import NOSCRIPT_MIN, NOSCRIPT_SHARE, SKIP_TAGS
+    from blockcrawl.parse.build import NOSCRIPT_MIN, NOSCRIPT_SHARE
+    from blockcrawl.parse.dom import SKIP_TAGS
 
     tags, texts, parent, skipped = d.tag, d.text, d.parent, list(d.skipped)
     inside = [False] * len(tags)
@@ -360,7 +363,8 @@ def _show_noscript_node_by_node(d):  # the definition show_noscript's slices and
 
 def test_show_noscript_matches_its_node_by_node_definition():
     # (the lexbor Dom has been through show_noscript once already: a second pass must agree too)
-    from blockcrawl.parse.dom import _parse_linear, show_noscript
+    from blockcrawl.parse.build import show_noscript
+    from blockcrawl.parse.linear import parse_linear
 
     long = "Words of the page that only shows without JavaScript. " * 8
     pages = [
@@ -372,7 +376,7 @@ def test_show_noscript_matches_its_node_by_node_definition():
         f"<body><noscript>hi</noscript><svg><noscript>{long}</noscript></svg></body>",
     ]
     for html in pages:
-        for d in (parse_html(html), _parse_linear(html, None)):
+        for d in (parse_html(html), parse_linear(html, None)):
             want = _show_noscript_node_by_node(d)
             assert show_noscript(d).skipped == want, html
 

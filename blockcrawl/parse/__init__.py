@@ -1,6 +1,7 @@
-"""Parse stage: bytes -> text (decode) -> flat DOM (dom)."""
+"""Parse stage: bytes -> text (decode) -> flat DOM (dom; built by build and linear)."""
+from .build import parse_html
 from .decode import Decoded, decode_html, looks_binary, normalize_charset, sniff_binary
-from .dom import TEXT, Dom, parse_html
+from .dom import TEXT, Dom
 
 __all__ = [
     "TEXT",

@@ -22,7 +22,7 @@ from .process import PageOut, analyse, finish, init_state, load_model, prime
 # Seconds one page's analysis may take in a worker process before the engine kills the worker,
 # starts a new one and records the page as failed ("too complex"). The slowest of 2,000 fuzzed
 # pages took 0.76 s and a 5 MB page a few seconds; a page with 40k attributes on one element
-# took 14 s in lexbor before the attribute cap (parse/dom.py). 30 s leaves real pages alone on
+# took 14 s in lexbor before the attribute cap (parse/build.py). 30 s leaves real pages alone on
 # a loaded machine and still bounds what a hostile page can hold a worker for.
 log = logging.getLogger("blockcrawl.crawl")
 
