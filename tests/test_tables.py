@@ -6,7 +6,7 @@ import sqlite3
 import blockcrawl
 from blockcrawl import SitePipeline, extract_blocks
 from blockcrawl.chunk import WordTokenizer, chunk_blocks
-from blockcrawl.extraction.blocks import data_tables
+from blockcrawl.extraction.tables import data_tables
 from blockcrawl.parse import load
 from blockcrawl.records import Chunk
 from blockcrawl.store import Store

@@ -13,7 +13,7 @@ recursion), giving a keep mask of the page's main prose block.
 4. inside, link-dense containers, named furniture, photo captions and credits, ad labels and
    the title heading (it repeats <title>) are dropped, and non-prose lines at the article's edges
    are trimmed; headings, lists, tables, code and quotes that carry text stay. Data tables
-   (blocks.data_tables) are article text whatever their link density or place: inside the article
+   (tables.data_tables) are article text whatever their link density or place: inside the article
    or beside it they are kept whole and stop the edge trimming (a Wikipedia results table is
    short cells, mostly links and no prose: the rules above dropped 72% of 750 table-cell answers).
 If nothing scores, the page's JSON-LD articleBody (schema.org) picks the text nodes it contains
@@ -25,11 +25,11 @@ import re
 from itertools import compress
 
 from ..parse import TEXT, Dom
-from .blocks import data_tables
 from .features import Features
 from .furniture import furniture, name_kind, name_weight, names
 from .params import DEFAULTS, ExtractionParams
 from .patterns import AD_LABEL, CLEAN_TAGS, CREDIT_LINE, DROP_TAGS, HEADINGS, SELF_VOTE, SIBLING_TAGS, TAG_BASE
+from .tables import data_tables
 
 
 def article(dom: Dom, f: Features, strict: bool, keep_title: bool = False,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..parse import TEXT, Dom
-from .blocks import BLOCK_TAGS, CELL_TAGS, HEADING_LEVEL, LINE_TAGS
+from .blocks import BLOCK_TAGS, HEADING_LEVEL, LINE_TAGS
+from .tables import CELL_TAGS
 from .tagpath import mask_from_nodes
 
 BREAK_TAGS = BLOCK_TAGS | LINE_TAGS | CELL_TAGS | frozenset(HEADING_LEVEL) | {"html", "head", "tbody",

@@ -59,8 +59,8 @@ def page_fallback(dom: Dom, f: Features, keep: list[bool], kind: str,
 
 
 def _keeps_data_table(dom: Dom, keep: list[bool]) -> bool:
-    """Whether keep holds text of a data table (blocks.data_tables, not an infobox)."""
-    from .blocks import data_tables
+    """Whether keep holds text of a data table (tables.data_tables, not an infobox)."""
+    from .tables import data_tables
     end = dom.end
     return any(kind == "table" and any(keep[t:end[t]]) for t, kind in data_tables(dom).items())
 
@@ -90,8 +90,8 @@ def _control_name(names: str, pattern: str) -> bool:
 def drop_controls(dom: Dom, f: Features, keep: list[bool], params: ExtractionParams = DEFAULTS) -> list[bool]:
     """keep without the collection's filter panel, badges and per-item controls (a new mask).
     One pass over the flat Dom: an element holding no kept text is skipped whole, a data table
-    (blocks.data_tables: its cells "New", "Sold out" are its data) too."""
-    from .blocks import data_tables
+    (tables.data_tables: its cells "New", "Sold out" are its data) too."""
+    from .tables import data_tables
 
     n = len(dom)
     tags, texts, ends, parent, attrs, tl = dom.tag, dom.text, dom.end, dom.parent, dom.attrs, f.text_len
