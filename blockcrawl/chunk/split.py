@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..hashing import text_hash
 from ..records import Block, Chunk
-from .identity import page_identity
+from .identity import CONTEXT_SEP, chunk_context, page_identity, path_context
 from .pack import DROPPED, PACK_SEP, pack_runs
 from .tokenize import _SPLIT_DISAGREES, Tokenizer, default_tokenizer, word_counts
 
@@ -245,47 +245,6 @@ def split_text(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERL
 
 
 TABLE_KINDS = frozenset({"table", "infobox"})
-CONTEXT_SEP = " > "
-
-
-def chunk_context(title: str, block: Block, heading: str = "") -> str:
-    """What a chunk of block lacks to stand alone: the page title and the headings above the one
-    its text's prefix shows (the prefix shows the last heading, or the whole path with
-    full_path). The title is left out when the first heading repeats it (the article's h1):
-    "Mischa Barton > Filmography" for a chunk reading "Film: Year: 1999 | ...".
-    The title is whitespace-normalised; the site name after it ("- Wikipedia") is kept, it costs
-    a few tokens and cutting it needs a guess per site.
-    heading: the page's own heading (its h1), added after the title when neither the title nor
-    the headings say it: a spec page's h1 in a <header> labels none of its sections, and its
-    chunks under "Format specification in YAML" said neither the title nor "ZIP"."""
-    path = block.heading_path
-    prefix = block.text[: len(block.text) - len(block.body)] if block.text.endswith(block.body) else ""
-    shown_all = bool(path) and prefix.startswith(CONTEXT_SEP.join(path))
-    parts = [] if shown_all else list(path[:-1])
-    title = " ".join(title.split())
-    lead = 0
-    if title and not (path and path[0].strip("¶#§ ").lower() in title.lower()):
-        parts.insert(0, title)
-        lead = 1
-    heading = " ".join(heading.split())
-    if heading and heading.lower() not in (CONTEXT_SEP.join(parts) + " " + prefix + " " + title).lower():
-        parts.insert(lead, heading)
-    return CONTEXT_SEP.join(parts)
-
-
-def _path_context(title: str, path: Sequence[str], heading: str = "") -> str:
-    """chunk_context for a chunk whose text shows no heading prefix: the title (unless the first
-    heading repeats it), the page's heading if nothing says it, and the whole heading path."""
-    parts = list(path)
-    title = " ".join(title.split())
-    lead = 0
-    if title and not (path and path[0].strip("¶#§ ").lower() in title.lower()):
-        parts.insert(0, title)
-        lead = 1
-    heading = " ".join(heading.split())
-    if heading and heading.lower() not in (CONTEXT_SEP.join(parts) + " " + title).lower():
-        parts.insert(lead, heading)
-    return CONTEXT_SEP.join(parts)
 
 
 def _pack_rows(rows: Sequence[str], row_counts: list[list[int]], budget: int, overlap: int,
@@ -375,7 +334,7 @@ def chunk_blocks(blocks: Iterable[Block], size: int = DEFAULT_SIZE, overlap: int
             own_path = b.heading_path == path
             lead = prefix if own_path else ""  # else the first block's heading is inline too
             if k in paths and path != b.heading_path[:-1] and not own_path:
-                context = _path_context(title, path, heading)  # joined runs: the context says their path
+                context = path_context(title, path, heading)  # joined runs: the context says their path
             chunks.append(Chunk(lead + PACK_SEP.join(bodies), b.url, path, b.position, 0, b.hash,
                                 n + (own if own_path else 0), context))
             continue
