@@ -24,12 +24,16 @@ LONG_WORD = "Pneumono" + "ultramicroscopicsilicovolcano" * 6 + "coniosis"  # 190
 
 
 def news(i: int) -> str:
+    # two sections, each long enough to be a chunk of its own: a page gives several hits
     return (f"<html lang='en'><head><title>Harbour news {i}</title>"
             f"<meta property='article:published_time' content='2024-{i:02d}-10T08:00:00Z'></head><body><article>"
             f"<h1>Harbour news {i}</h1><h2>The lighthouse</h2><p>The lighthouse keeper of harbour {i} climbed the "
-            f"tower at dusk, lit the lamp and watched the ships pass the rocks until the morning came.</p>"
+            f"tower at dusk, lit the lamp and watched the ships pass the rocks until the morning came. Each "
+            f"night of the winter he wrote the weather, the wind and the names of the boats in his book.</p>"
             f"<h2>The town</h2><p>In the town of harbour {i} the lighthouse keeper is known by everyone, and the "
-            f"fishermen thank the keeper for every safe return from the sea.</p></article></body></html>")
+            f"fishermen thank the keeper for every safe return from the sea. On market days the children ask "
+            f"him about storms, and he tells them how the light is seen far out beyond the rocks.</p>"
+            f"</article></body></html>")
 
 
 def docs(i: int) -> str:
