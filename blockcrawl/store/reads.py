@@ -194,7 +194,6 @@ class StoreReads(SqlCore):
         return out
 
     @guard
-    @guard
     def page_by_url(self, url: str) -> tuple[str, str, str] | None:
         """(url, title, text) of the page stored under url, or whose final URL it is; the text is
         its Markdown, else its main text, else its chunks in reading order. None: no such page."""
