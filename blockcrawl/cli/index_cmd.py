@@ -8,7 +8,7 @@ EXAMPLES = """examples:
   blockcrawl index --store site.db                  embed chunks that have no vector yet
   blockcrawl index --store site.db --ann            build an HNSW graph (STORE.hnsw) even for a small store
   blockcrawl index --store site.db --batch-size 128
-  blockcrawl index --store site.db --precision fp32   the torch fp32 path (before: int8 ONNX Runtime)
+  blockcrawl index --store site.db --precision fp32   fp32 on torch (the default: int8 on ONNX Runtime)
   blockcrawl index --store site.db --rebuild          forget every vector and embed all chunks again
 
 Re-running after a re-crawl embeds only chunks whose text is new: vectors are keyed by a hash of
