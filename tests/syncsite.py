@@ -13,8 +13,9 @@ WORDS = ("amber basil cedar delta ember fjord garnet harbor indigo juniper kelp 
 
 
 def words(i: int, j: int, v: int) -> str:
-    """Unique text of page i, section j, version v (no two sections share a sentence)."""
-    w = [WORDS[(i * 7 + j * 3 + k * (v + 1)) % len(WORDS)] for k in range(12)]
+    """Unique text of page i, section j, version v (no two sections share a sentence); long enough
+    (40 words) that each section is a chunk of its own, so editing one leaves the others' ids."""
+    w = [WORDS[(i * 7 + j * 3 + k * (v + 1)) % len(WORDS)] for k in range(40)]
     return f"Page {i} section {j} version {v}: " + " ".join(w) + f" {i}-{j}-{v}."
 
 
