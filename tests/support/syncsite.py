@@ -1,7 +1,8 @@
 """A site that changes between crawls, on a real loopback server: pages /p0../p{n-1} of three
 sections each (heading and paragraph), ETag validators, and knobs to edit a section, remove a page
 (404/410), mark it noindex, add pages, serve /llms.txt, and slow every answer down. For the change
-log, the changes feed, the webhook and the sync example's tests (tests/test_sync.py)."""
+log, the changes feed, the webhook and the sync example's tests (tests/store/test_changelog.py,
+tests/store/test_feed.py, tests/crawl/test_webhook.py, tests/test_sync_example.py)."""
 from __future__ import annotations
 
 import threading
