@@ -1,5 +1,5 @@
-"""The rules of `auto` tuned on the development sets (recall: docs/notes/autotune.md; precision:
-docs/notes/autotune3.md), each on a small page where the rule decides the outcome."""
+"""The rules of `auto` tuned on the development sets, each on a small page where the rule decides
+the outcome."""
 import blockcrawl
 from blockcrawl.parse import load
 
