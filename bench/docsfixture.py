@@ -1,5 +1,5 @@
 """A generated documentation site with code (a 500-page docs fixture with code), for
-bench/crawl_index.py and bench/index_speed.py. All text is written here and recombined by a seeded
+bench/crawl_index.py and bench/embed_variants.py. All text is written here and recombined by a seeded
 random generator: no third-party content, nothing read from /work/shared.
 
 Each page has what real generated docs have: a shared template (a sidebar listing the section's

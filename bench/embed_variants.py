@@ -8,7 +8,7 @@ waiting for the scheduler is not counted. An identical copy of a model measured 
 
 Texts: the distinct non-heading chunk texts of the first --pages wtq-dev pages and of --docs-pages
 pages of the docs fixture (bench/docsfixture.py), --limit of each, plus the six texts of
-tests/test_embed_onnx.py. Accuracy: cosine of each model's vector to the fp32 model's (--ref), as
+tests/index/test_embed_onnx.py. Accuracy: cosine of each model's vector to the fp32 model's (--ref), as
 1 - mean cosine over all texts and min cosine (on the test texts and overall).
 
 Run: PYTHONPATH=. python bench/embed_variants.py --ref fp32.onnx A.onnx B.onnx [--rounds 5]
@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from blockcrawl import SitePipeline  # noqa: E402
 from blockcrawl.records import embedding_text  # noqa: E402
 
-TEST_TEXTS = [  # tests/test_embed_onnx.py
+TEST_TEXTS = [  # tests/index/test_embed_onnx.py
     "Germany lies in central Europe and borders nine countries.",
     "glTF is a format for 3D scenes: https://github.com/KhronosGroup/glTF/blob/main/specification/2.0/README.md",
     "def embed(texts): return model.encode(texts, batch_size=64, normalize_embeddings=True) " * 20,

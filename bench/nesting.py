@@ -1,4 +1,4 @@
-"""CPU seconds of blockcrawl.extract() on pages nested deep, in the shapes tests/test_parse.py uses.
+"""CPU seconds of blockcrawl.extract() on pages nested deep, in the shapes tests/parse/test_parse.py uses.
 
 The test asserts only how the time grows (4x the depth, < 8x the CPU: linear, not quadratic); the
 seconds themselves depend on the machine and its load, so they are measured here:

@@ -357,13 +357,13 @@ def kept(site: Path, queries: list[dict], peer: bool = True) -> dict[str, dict[s
 
 
 def shop_kept(layout: str, n: int = 50) -> tuple[float, int, int]:
-    """The shop fixture (tests/shopsite.py, product template `layout`) through one site pipeline
+    """The shop fixture (tests/support/shopsite.py, product template `layout`) through one site pipeline
     with the crawl's defaults, in crawl order: (share of the books' author, publisher, ISBN-13 and
     publication date found in a chunk of the book's page, chunks of product pages that hold
     another book's title or a rating count, chunks of product pages)."""
     sys.path.insert(0, str(ROOT))
     from blockcrawl.pipeline import SitePipeline
-    from tests.shopsite import books, shop_routes
+    from tests.support.shopsite import books, shop_routes
 
     catalogue = books(n)
     routes = shop_routes(catalogue, layout)
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
             qs = queries if kind == "all" else [q for q in queries if q["kind"] == kind]
             row = "".join(f"{sum(res[q['id']][c] for q in qs) / len(qs):>13.3f}" for c in cols)
             print(f"{kind:<14}{len(qs):>5}{row}")
-        print("shop fixture (tests/shopsite.py, 50 books, 4 facts each): layout, answer kept, "
+        print("shop fixture (tests/support/shopsite.py, 50 books, 4 facts each): layout, answer kept, "
               "chunks of other books or ratings / chunks of product pages")
         for layout in ("list", "table", "mixed"):
             share, furniture, count = shop_kept(layout)

@@ -6,7 +6,7 @@ path, URL, HTML) and its questions {"id", "query", "pages": [relative paths], "a
 - docs-dev: /work/shared/bench/data/docs-dev (628 pages of a Sphinx docs site, 40 questions);
 - wtq-dev: the first --wtq-pages pages of /work/shared/bench/data/wtq-dev, wrapped as bench/tables.py
   wraps them (the <title> a crawl of Wikipedia sees; query = title + ": " + question);
-- shop: the fixture shop of tests/shopsite.py (50 product pages, 5 listings, a home page);
+- shop: the fixture shop of tests/support/shopsite.py (50 product pages, 5 listings, a home page);
   questions from its catalogue ("Who published T?", "What is the ISBN-13 of T?", ...);
 - product-facts: bench/product_qa.py's build(out_dir) -> (site root, queries), when that file exists.
 
@@ -93,7 +93,7 @@ def wtq_dev(tmp: Path, args: argparse.Namespace) -> QASet:
 
 
 def shop(tmp: Path, args: argparse.Namespace) -> QASet:
-    from tests.shopsite import books, shop_routes
+    from tests.support.shopsite import books, shop_routes
 
     catalogue = books()
     routes = shop_routes(catalogue)

@@ -15,7 +15,7 @@ import common  # noqa: E402,F401 - puts the repository on sys.path
 from blockcrawl.crawl import CrawlConfig, crawl  # noqa: E402
 from blockcrawl.pipeline import PipelineConfig  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
-from tests.test_realweb import Server, Versioned  # noqa: E402
+from tests.crawl.test_crawl_credentials_proxies_recrawl import Server, Versioned  # noqa: E402
 
 
 def main() -> None:

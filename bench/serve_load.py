@@ -5,7 +5,7 @@
 
 The client is one asyncio loop speaking HTTP/1.1 on raw sockets (no client library, no threads), so
 what it measures is the server. Every request carries a different query: nothing is answered from a
-cache. Prints a table, or one JSON object with --json (tests/test_serve.py reads it).
+cache. Prints a table, or one JSON object with --json (tests/retrieval/test_serve.py reads it).
 """
 from __future__ import annotations
 

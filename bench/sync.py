@@ -31,7 +31,7 @@ from blockcrawl.feed import changes, export_vectors  # noqa: E402
 from blockcrawl.index import build_index  # noqa: E402
 from blockcrawl.pipeline import PipelineConfig  # noqa: E402
 from blockcrawl.store import Store  # noqa: E402
-from tests.syncsite import SyncSite  # noqa: E402
+from tests.support.syncsite import SyncSite  # noqa: E402
 
 
 class HashEmbedder:

@@ -4,7 +4,7 @@ throughput on real hrefs.
 
     python bench/urls.py [--data /work/shared/bench/data] [--pages 120] [--repeat 5]
 
-Conformance: tests/data/urltestdata.json, scored as tests/test_crawl_wpt_urls.py does ("after
+Conformance: tests/data/urltestdata.json, scored as tests/crawl/test_crawl_wpt_urls.py does ("after
 canonicalisation": the standard's answer with the crawler's rules applied; "exact": the
 standard's href without its fragment; "rejected": invalid cases refused).
 Throughput: the <a>/<area> hrefs of the first N pages of wcxb-dev (real pages, their real URLs),
@@ -28,7 +28,7 @@ from common import ROOT  # noqa: E402 - first: it puts the repository on sys.pat
 from blockcrawl.crawl import urls as new  # noqa: E402
 from blockcrawl.crawl.sources.links import base_url, raw_links  # noqa: E402
 from blockcrawl.parse import load  # noqa: E402
-from tests.test_crawl_wpt_urls import cases, crawler_form, excluded  # noqa: E402
+from tests.crawl.test_crawl_wpt_urls import cases, crawler_form, excluded  # noqa: E402
 
 OLD_COMMIT = "4f80505"
 

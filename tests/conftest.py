@@ -44,16 +44,16 @@ SERVER_NAMES = frozenset({
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    """A throw-away PostgreSQL cluster for the session (tests/pgserver.py); skips without one."""
-    from .pgserver import pg_server_running
+    """A throw-away PostgreSQL cluster for the session (tests/support/pgserver.py); skips without one."""
+    from .support.pgserver import pg_server_running
 
     yield from pg_server_running()
 
 
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[Any]:
-    """A redis-server of the test's own on a free loopback port (tests/servers.py)."""
-    from .servers import redis_server_in
+    """A redis-server of the test's own on a free loopback port (tests/support/servers.py)."""
+    from .support.servers import redis_server_in
 
     yield from redis_server_in(tmp_path)
 

@@ -24,8 +24,8 @@ from blockcrawl.errors import ConfigError
 from blockcrawl.extraction import registry
 from blockcrawl.store import Store
 
-from .crawlsite import Route, Site, chain_site
-from .test_auto import COMMENTS, FOOTER, NAV, PROSE, SIDEBAR, article_page
+from .extraction.test_auto import COMMENTS, FOOTER, NAV, PROSE, SIDEBAR, article_page
+from .support.crawlsite import Route, Site, chain_site
 
 ROOT = Path(__file__).resolve().parents[1]
 

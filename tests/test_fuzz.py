@@ -8,7 +8,7 @@ the full run (2,000 pages) is marked slow: `pytest -m slow tests/test_fuzz.py`.
 No call may cost more than RATE_LIMIT times the run's median CPU per input byte (a page counted as
 at least the median page size, so small pages are not judged by their fixed cost). Seen at most
 26x over 300 pages (a text-heavy page); a step quadratic in a 100 KB page costs thousands of
-times. A ratio of calls in the same run, not a number of seconds: see tests/scaling.py.
+times. A ratio of calls in the same run, not a number of seconds: see tests/support/scaling.py.
 """
 from __future__ import annotations
 

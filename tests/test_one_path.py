@@ -19,7 +19,7 @@ from blockcrawl.crawl.analysis import process
 from blockcrawl.crawl.urls import canonicalize
 from blockcrawl.pipeline import PipelineConfig, SitePipeline
 
-from .test_seed000_blocks import PAGE1, PAGE2
+from .chunk.test_sections_dedup_chunks import PAGE1, PAGE2
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = sorted((ROOT / "examples" / "demo-site").rglob("*.html"))

@@ -15,8 +15,8 @@ from blockcrawl.index import build_index
 from blockcrawl.pipeline import PipelineConfig
 from blockcrawl.store import Store
 
-from .syncsite import SyncSite
-from .test_store import WordEmbedder
+from .store.test_store import WordEmbedder
+from .support.syncsite import SyncSite
 
 pytest.importorskip("qdrant_client", reason="the sync example needs qdrant-client: pip install 'blockcrawl[sync]'")
 

@@ -6,7 +6,7 @@ A block is a duplicate only of one seen in the same place: the same tag path (Bl
 the container's path from <html>). What repeats in one place across a site's pages is its
 template (navigation, footer, the "Publisher:" row of a details box); the same sentence in
 another place is content that page repeats (a book's lead paragraph on its own page, after a
-listing showed it as a card under the book's title: on the fixture shop of tests/shopsite.py,
+listing showed it as a card under the book's title: on the fixture shop of tests/support/shopsite.py,
 dedup that ignores the place drops the lead of all 50 product pages). Record
 blocks (extraction.records: a page's facts behind its title) are only dropped as exact copies,
 never as near copies of another page's record.

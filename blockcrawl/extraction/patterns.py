@@ -3,7 +3,7 @@ beside the algorithm (extraction.furniture, extraction.article). The tunable num
 switches that pick among these tables are in extraction.params (ExtractionParams).
 
 Most name patterns are written in lower case with no escape but \\b: furniture._finds runs them
-without re.I on lower-cased ASCII names, ~3x faster (tests/test_autotune.py checks it finds what
+without re.I on lower-cased ASCII names, ~3x faster (tests/extraction/test_auto_rules.py checks it finds what
 re.I finds).
 """
 from __future__ import annotations
@@ -80,7 +80,7 @@ NOTICE_PHRASES = re.compile(
     r"you are using an? (outdated|unsupported|old|older) (web )?browser", re.I)
 # The same, tried only where a phrase can start (each begins with one of these letters): sre
 # enters the pattern at every character otherwise, 4x the time on a page's whole text
-# (tests/test_autotune.py checks the letters against the phrases).
+# (tests/extraction/test_auto_rules.py checks the letters against the phrases).
 NOTICE_START = "bjpuy"
 NOTICE_AT = re.compile(f"(?=[{NOTICE_START}])(?:{NOTICE_PHRASES.pattern})", re.I)
 

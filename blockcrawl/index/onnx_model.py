@@ -9,7 +9,7 @@ that warns it "might not generalize". The BERT encoder is 6 identical layers, so
 ops, and LayerNormalization after plain Adds (SkipLayerNormalization measured slower); attention
 runs without a mask when no token is padding (ONNX Runtime's flash kernel) and with it otherwise;
 build_graph(fused=False) writes the standard-op graph. It is checked against sentence-transformers' own output
-(tests/test_embed_onnx.py: cosine >= 0.9999 at fp32, >= 0.994 at int8).
+(tests/index/test_embed_onnx.py: cosine >= 0.9999 at fp32, >= 0.994 at int8).
 
 The graph takes input_ids and attention_mask (int64, [batch, seq]) and returns the mean-pooled
 last hidden state ([batch, 384], not yet unit length). Token type ids are all 0 in a single-text
@@ -308,7 +308,7 @@ def export(mdir: Path, precision: str) -> bytes:
             # MultiHeadAttention, fp32), except FP32_MATMULS (see there). The [CLS] row's MatMul is
             # quantised apart from the other rows', so its activations get a scale of their own.
             # The token table stays fp32 (47 of the 58 MB): in int8 or float16 it loaded ~3x faster
-            # but flipped a near-tie (0.006 apart at fp32) of a paraphrase test in tests/test_search.py
+            # but flipped a near-tie (0.006 apart at fp32) of a paraphrase test in tests/retrieval/test_search.py
             n_layers = 1 + max(int(k.split(".")[2]) for k in weights if k.startswith("encoder.layer."))
             keep = [f"encoder.layer.{i}.{m}.matmul" for i in range(n_layers) for m in FP32_MATMULS]
             quantize_dynamic(src, dst, weight_type=QuantType.QInt8, per_channel=True,

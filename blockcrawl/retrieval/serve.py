@@ -345,7 +345,7 @@ class Protocol(HttpToolsProtocol):
     What it relies on in uvicorn is not public (the parser callbacks on_message_begin and
     on_headers_complete, self.cycle.response_complete, self.loop, self.transport): ASGI middleware
     only sees a request once its head is complete, too late for both limits. pyproject pins uvicorn
-    to the tested range and tests/test_serve.py::test_uvicorn_is_in_the_range_the_protocol_was_tested_on
+    to the tested range and tests/retrieval/test_serve.py::test_uvicorn_is_in_the_range_the_protocol_was_tested_on
     checks the names (docs/decisions/0100-serve-uvicorn-protocol.md)."""
 
     limits = Limits()  # a subclass per server sets its own

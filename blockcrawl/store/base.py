@@ -15,7 +15,7 @@ small set of hooks, each a few lines:
 
 The class is cut in three modules of at most 400 lines: store.core (hooks, connections, helpers),
 store.writes (PageSink, recrawl, ChunkSource), store.reads (SearchStore, RecordSource).
-tests/test_store.py runs one contract suite against both backends.
+tests/store/test_store.py runs one contract suite against both backends.
 """
 from __future__ import annotations
 

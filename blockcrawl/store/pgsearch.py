@@ -16,7 +16,7 @@ rare in the store they disagree with bm25 most where it matters. So the index ho
 A query computes FTS5's bm25 from those (k1 1.2, b 0.75; idf ln((N - n + 0.5) / (n + 0.5)),
 1e-6 when not positive; N and avgdl over all chunks, n = chunks holding the word), with
 keyword_ranked's common-terms rule. Measured agreement with SQLite on the same pages: see
-docs/notes/postgres.md and tests/test_postgres.py.
+docs/notes/postgres.md and tests/store/test_postgres.py.
 """
 from __future__ import annotations
 

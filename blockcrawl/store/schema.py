@@ -319,7 +319,7 @@ def _to_7(db: sqlite3.Connection) -> None:
 
 # MIGRATIONS[i] takes a store from version i to i + 1, inside one transaction. To change the schema:
 # edit CORE_SCHEMA (what a new store gets), append a step that brings version SCHEMA_VERSION there,
-# bump SCHEMA_VERSION, and add a version-N fixture to tests/test_store.py.
+# bump SCHEMA_VERSION, and add a version-N fixture to tests/store/test_store.py.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_to_1, _to_2, _to_3, _to_4, _to_5, _to_6, _to_7]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 

@@ -4,7 +4,7 @@
 failed, redirect hops, guessed sitemaps); only the engine's `record` changes it. The decisions
 here read it through `KnownView` (read-only set types: mypy refuses a write) and return values
 (outcome.Links, Redirected, Failed, an Item), so each is tested by a table
-(tests/test_crawl_outcomes.py).
+(tests/crawl/test_crawl_outcomes.py).
 """
 from __future__ import annotations
 

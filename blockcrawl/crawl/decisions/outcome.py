@@ -4,7 +4,7 @@ it to the frontier, the stats, the --max-pages budget and the stored pages.
 
 Why values: when each decision changes the frontier, the stats and the page budget itself, that
 bookkeeping is spread over dozens of call sites and a new behaviour means reading all of them. A
-decision that returns a value is tested by a table (tests/test_crawl_outcomes.py) and cannot
+decision that returns a value is tested by a table (tests/crawl/test_crawl_outcomes.py) and cannot
 forget half of its bookkeeping.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Which URLs a crawl follows: scope, depth, traps, include/exclude, extensions, date chains.
 
 Pure functions over a frozen UrlPolicy built once from the config and the seeds, so every rule
-is a table test (tests/test_crawl_policy.py) and the engine only asks `reject_reason`. The
+is a table test (tests/crawl/test_crawl_policy.py) and the engine only asks `reject_reason`. The
 reasons are the keys of CrawlStats.filtered.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Retry and redirect decisions as pure functions (table-tested in tests/test_crawl_policy.py).
+"""Retry and redirect decisions as pure functions (table-tested in tests/crawl/test_crawl_policy.py).
 
 The randomness of the back-off (jitter) is an argument, so a test can pin it; the engine passes
 random.random().

@@ -1,6 +1,6 @@
 """Seeding: what a crawl starts from - fresh seeds, a resumed frontier, or a recrawl of the store's
 pages (the baseline its answers are compared with). Pure: the engine reads the frontier and the
-store, passes what it read, and records the returned SeedPlan (tests/test_crawl_outcomes.py).
+store, passes what it read, and records the returned SeedPlan (tests/crawl/test_crawl_outcomes.py).
 """
 from __future__ import annotations
 

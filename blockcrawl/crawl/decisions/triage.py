@@ -1,7 +1,7 @@
 """Triage of one fetch result: retry, skip, fail, unchanged, gone - or go on to a redirect or to
 reading the body (a page, a sitemap or a feed). Pure: the engine passes what it knows (whether
 the URL was stored before, whether it is a /sitemap.xml guess, the jitter) and records the
-returned value (tests/test_crawl_outcomes.py has the table).
+returned value (tests/crawl/test_crawl_outcomes.py has the table).
 """
 from __future__ import annotations
 

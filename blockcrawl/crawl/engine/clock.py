@@ -1,6 +1,6 @@
 """Clocks for the engine: the system one, and a fake one whose time only moves when every task
 waits, so an engine test of a 30 s crawl with delays and Retry-After runs in milliseconds and
-measures exact spacings (tests/test_engine.py).
+measures exact spacings (tests/crawl/test_engine.py).
 
 FakeClock.run(coro) runs coro on an event loop whose time is the fake clock: asyncio.sleep,
 wait_for and call_later all use it. When nothing is ready to run, instead of blocking in select()

@@ -1,5 +1,5 @@
 """How long the engine's loop may sleep, and the sleep itself (woken early by any task that ends).
-Pure but for the sleep: the loop passes its deadlines; tests/test_engine.py checks the timing
+Pure but for the sleep: the loop passes its deadlines; tests/crawl/test_engine.py checks the timing
 against a FakeClock."""
 from __future__ import annotations
 

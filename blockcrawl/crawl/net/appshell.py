@@ -15,7 +15,7 @@ shell when it has fewer than SHELL_MAX_WORDS words AND some script AND (an empty
 or a <noscript> that asks for JavaScript, or script outweighing text SCRIPT_RATIO to 1, an
 external script counting EXTERNAL_SCRIPT_BYTES). On the 3,477 development pages of
 /work/shared/bench/data (real pages saved from the web, all with their text in the HTML) it
-renders none; on the SPA pages of tests/test_render.py it renders all.
+renders none; on the SPA pages of tests/crawl/test_render.py it renders all.
 """
 from __future__ import annotations
 

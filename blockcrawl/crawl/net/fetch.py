@@ -1,6 +1,6 @@
 """One HTTP GET with the crawler's safety rails, as the server sees it.
 
-Guarantees at the wire (each tested against a real server in tests/test_fetch.py):
+Guarantees at the wire (each tested against a real server in tests/crawl/test_fetch.py):
 
 * Politeness gate at the socket. `gate` is awaited after a connection has been had (pooled or
   new) and immediately before the request head is written: between its return and the write
