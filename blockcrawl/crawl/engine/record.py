@@ -1,8 +1,7 @@
 """The engine's bookkeeping: `Recorder.apply` is the one place that writes the frontier, the crawl
 stats, the --max-pages budget, the seen-sets and the stored pages, for every outcome a decision
 returns (outcome.py) and the few events of the engine itself (a launch, a cancel, a seed plan,
-a site learning at the end of its pages).
-"""
+a site learning at the end of its pages)."""
 from __future__ import annotations
 
 import logging
@@ -25,8 +24,6 @@ from .health import HostHealth
 from .queues import Queues
 
 log = logging.getLogger("blockcrawl.crawl")
-
-
 _NO_RES = FetchResult("")
 
 
