@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ..support.crawlsite import Route, Site, page
+from ..support.tmpfs import small_tmpfs
 
 N = 400
 WORDS = ("river mountain harbour lantern meadow orchard quarry saddle timber velvet anchor beacon "
@@ -33,15 +34,7 @@ def site_of(n: int) -> Site:
 
 @pytest.fixture
 def small_fs(tmp_path):
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
+    yield from small_tmpfs(tmp_path, "3m")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -17,6 +17,7 @@ import pytest
 from blockcrawl.index import ann, vecfile
 
 from ..support.crawlsite import Route, Site, page
+from ..support.tmpfs import small_tmpfs
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOM = 64 * 1024  # left free on the small disk: room for SQLite's index meta, not for the vector file
@@ -32,15 +33,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def small_fs(tmp_path):
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
+    yield from small_tmpfs(tmp_path, "8m")
 
 
 def _indexed_store(tmp_path: Path, *index_args: str) -> Path:
