@@ -49,12 +49,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import ranking  # noqa: E402
 import tables  # noqa: E402
+from common import DATA  # noqa: E402
 
 from blockcrawl.retrieval.ranking import RANKING, Ranking, rank  # noqa: E402
 
-DATA = Path(os.environ.get("BLOCKCRAWL_BENCH_DATA", "/work/shared/bench/data"))
-N = 100  # candidates per list: search()'s first tier
 K = 5
 SMALL = 32  # tokens: a chunk under this is a fragment unless its whole section is
 
@@ -172,22 +172,7 @@ def build(qa: QASet, name: str, row: tables.Row, tmp: Path, embedder: Any,
 
 def candidates(path: Path, qa: QASet, embedder: Any) -> tuple[list[Any], dict[int, Any]]:
     """Per question (query, vector list, keyword list), and the rows of every candidate."""
-    from blockcrawl.retrieval.vector_cache import _vector_ranked, _vectors
-    from blockcrawl.store import Store
-
-    lists = []
-    with Store(path, readonly=True) as st:
-        loaded = _vectors(st, st.index_meta())
-        qtexts = [q["query"] for q in qa.queries]
-        ids: set[int] = set()
-        for text, v in zip(qtexts, embedder.embed(qtexts)):
-            vec = _vector_ranked(loaded, v, N)
-            kw = st.keyword_ranked(text, N)
-            lists.append((text, vec, kw))
-            ids.update(c for c, _ in vec)
-            ids.update(c for c, _ in kw)
-        info = st.chunks_by_id(sorted(ids))
-    return lists, info
+    return ranking.candidate_lists(path, [q["query"] for q in qa.queries], embedder)
 
 
 def recall(ranking: Ranking, mode: str, qa: QASet, lists: list[Any], info: dict[int, Any]) -> float:

@@ -40,17 +40,17 @@ from blockcrawl.retrieval.ranking import Ranking, rank  # noqa: E402
 N = 100  # candidates per list, as search's first tier (k 10)
 
 
-def candidates(path: Path, queries: list[dict[str, Any]], embedder: Any) -> tuple[list[Any], dict[int, Any]]:
+def candidate_lists(path: Path, qtexts: list[str], embedder: Any) -> tuple[list[Any], dict[int, Any]]:
+    """Per query text (text, vector list, keyword list) of N each, and the rows of every candidate:
+    what search() ranks, read once so that any Ranking can be replayed over it."""
     from blockcrawl.retrieval.vector_cache import _vector_ranked, _vectors
     from blockcrawl.store import Store
 
     lists = []
     with Store(path, readonly=True) as st:
         loaded = _vectors(st, st.index_meta())
-        qtexts = [q["title"] + ": " + q["query"] for q in queries]
-        qv = embedder.embed(qtexts)
         ids: set[int] = set()
-        for text, v in zip(qtexts, qv):
+        for text, v in zip(qtexts, embedder.embed(qtexts)):
             vec = _vector_ranked(loaded, v, N)
             kw = st.keyword_ranked(text, N)
             lists.append((text, vec, kw))
@@ -58,6 +58,11 @@ def candidates(path: Path, queries: list[dict[str, Any]], embedder: Any) -> tupl
             ids.update(c for c, _ in kw)
         info = st.chunks_by_id(sorted(ids))
     return lists, info
+
+
+def candidates(path: Path, queries: list[dict[str, Any]], embedder: Any) -> tuple[list[Any], dict[int, Any]]:
+    """candidate_lists of wtq-dev's questions, each asked with its page's title."""
+    return candidate_lists(path, [q["title"] + ": " + q["query"] for q in queries], embedder)
 
 
 def score(ranking: Ranking, mode: str, qs: list[dict[str, Any]], lists: list[Any], info: dict[int, Any],
