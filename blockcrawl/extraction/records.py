@@ -130,21 +130,13 @@ _NONE, _SKIP, _FURNITURE = 0, 1, 2
 
 def _box_kind(dom: Dom, i: int) -> int:
     """_SKIP for what _skipped_box skips, _FURNITURE for a container named as other products'
-    furniture (patterns.RECORD_FURNITURE_NAMES), else _NONE: the names are joined and searched once."""
-    t = dom.tag[i]
-    if t in _SKIP_TAGS:
+    furniture (patterns.RECORD_FURNITURE_NAMES), else _NONE."""
+    if _skipped_box(dom, i):
         return _SKIP
-    if t not in _NAMED_BOXES:
-        return _NONE
     a = dom.attrs[i]
-    if not a:
+    if dom.tag[i] not in _NAMED_BOXES or not a:
         return _NONE
-    return _named_kind(a.get("class") or "", a.get("id") or "", a.get("role") or "")
-
-
-def _named_kind(cls: str, id_: str, role: str) -> int:
-    if _skip_named(f"{cls} {id_} {role}"):
-        return _SKIP
+    cls, id_ = a.get("class") or "", a.get("id") or ""
     return _FURNITURE if _furniture_named(cls) or (id_ and _furniture_named(id_)) else _NONE
 
 
